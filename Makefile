@@ -1,0 +1,52 @@
+# Parley — the one place commands are spelled.
+SHELL := /bin/bash
+
+DATASTAR_VERSION := v1.0.2
+DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3fd24a
+DESKTOP_TAGS     := desktop,production,webkit2_41
+GO               ?= go
+
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt
+
+# The Datastar client comes from its Go module, checked, never committed.
+assets: ui/static/datastar.js
+
+ui/static/datastar.js:
+	@dir=$$($(GO) mod download -json github.com/starfederation/datastar@$(DATASTAR_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	test -n "$$dir" || { echo "could not download github.com/starfederation/datastar@$(DATASTAR_VERSION)"; exit 1; }; \
+	echo "$(DATASTAR_SHA256)  $$dir/bundles/datastar.js" | sha256sum --check --quiet - || { echo "datastar.js checksum mismatch"; exit 1; }; \
+	install -m 0644 "$$dir/bundles/datastar.js" $@
+
+build: assets
+	CGO_ENABLED=0 $(GO) build -o bin/parley .
+
+desktop: assets
+	CGO_ENABLED=1 $(GO) build -tags $(DESKTOP_TAGS) -o bin/parley-desktop .
+
+run: build
+	./bin/parley serve
+
+generate:
+	$(GO) tool templ generate
+
+vet: assets
+	$(GO) vet ./...
+
+# Every test: unit packages in parallel, then the browser e2e suite and the
+# desktop smoke test (under Xvfb) against the real server.
+test: assets desktop
+	$(GO) vet ./...
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
+		$(GO) test -count=1 -timeout 20m ./e2e/...
+
+unit: assets
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+e2e: assets desktop
+	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
+		$(GO) test -count=1 -timeout 20m -v ./e2e/...
+
+# Prints BENCH <name> <value> <unit> lines.
+bench: assets
+	$(GO) test -count=1 -run '^TestBench' -timeout 20m ./e2e/... -args -bench

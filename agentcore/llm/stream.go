@@ -1,0 +1,180 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"strings"
+	"time"
+
+	"charm.land/fantasy"
+)
+
+// ErrStalled is wrapped by the error that ends a stream on which no part
+// arrived for the idle timeout.
+var ErrStalled = errors.New("stream stalled")
+
+// errNoFinish ends a stream that closed without a finish or an error.
+var errNoFinish = errors.New("stream ended without a finish")
+
+// model is a fantasy language model behind the Model interface.
+type model struct {
+	spec     string
+	provider string // the spec's provider name, prefixed to every error
+	lm       fantasy.LanguageModel
+	idle     time.Duration
+	retry    fantasy.RetryOptions
+}
+
+func (m *model) Spec() string { return m.spec }
+
+// Stream yields parts as the provider sends them. Failures before the
+// first part (429, 5xx, transport errors) are retried with backoff;
+// after a part has been yielded a failure ends the stream, since the
+// caller has already shown the partial answer.
+func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] {
+	return func(yield func(Part, error) bool) {
+		call, err := toCall(req, m.provider)
+		if err != nil {
+			yield(Part{}, fmt.Errorf("%s: %w", m.provider, err))
+			return
+		}
+		// Cancelling on the way out, however we leave, ends the reader
+		// goroutine and the HTTP request.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+
+		retry := fantasy.RetryWithExponentialBackoffRespectingRetryHeaders[*attempt](m.retry)
+		a, err := retry(ctx, func() (*attempt, error) { return m.start(ctx, call) })
+		if err != nil {
+			yield(Part{}, describe(m.provider, err))
+			return
+		}
+		p := a.first
+		for {
+			if !yield(p, nil) || p.Type == PartFinish {
+				return
+			}
+			if p, err = a.next(ctx); err != nil {
+				yield(Part{}, describe(m.provider, err))
+				return
+			}
+		}
+	}
+}
+
+// attempt is one HTTP call to the provider. A goroutine drains fantasy's
+// stream into parts so that the consumer can give up on a silent
+// provider: fantasy's iterator blocks inside the HTTP body read.
+type attempt struct {
+	parts chan fantasy.StreamPart
+	idle  time.Duration
+	conv  converter
+	first Part
+}
+
+// start opens an attempt and waits for its first part, so that the retry
+// loop sees every failure that happens before anything was yielded.
+func (m *model) start(ctx context.Context, call fantasy.Call) (*attempt, error) {
+	actx, cancel := context.WithCancel(ctx)
+	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle}
+	go a.read(actx, m.lm, call)
+	first, err := a.next(ctx)
+	if err != nil {
+		cancel()
+		return nil, retryable(err)
+	}
+	a.first = first
+	// The attempt lives until Stream's context is cancelled.
+	context.AfterFunc(ctx, cancel)
+	return a, nil
+}
+
+// read runs fantasy's stream and forwards every part until the stream
+// ends or ctx is done.
+func (a *attempt) read(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call) {
+	defer close(a.parts)
+	send := func(p fantasy.StreamPart) bool {
+		select {
+		case a.parts <- p:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	// A provider adapter choking on odd wire data must not take the app
+	// down with it.
+	defer func() {
+		if r := recover(); r != nil {
+			send(fantasy.StreamPart{Type: fantasy.StreamPartTypeError, Error: fmt.Errorf("provider adapter panicked: %v", r)})
+		}
+	}()
+	stream, err := lm.Stream(ctx, call)
+	if err != nil {
+		send(fantasy.StreamPart{Type: fantasy.StreamPartTypeError, Error: err})
+		return
+	}
+	for p := range stream {
+		if !send(p) {
+			return
+		}
+	}
+}
+
+// next returns the next part worth yielding, or the error that ends the
+// stream. Any part from the provider, yielded or not, resets the idle
+// timer.
+func (a *attempt) next(ctx context.Context) (Part, error) {
+	idle := time.NewTimer(a.idle)
+	defer idle.Stop()
+	for {
+		select {
+		case fp, ok := <-a.parts:
+			if !ok {
+				return Part{}, errNoFinish
+			}
+			if fp.Type == fantasy.StreamPartTypeError {
+				if err := ctx.Err(); err != nil {
+					return Part{}, err // the provider saw our cancel
+				}
+				if fp.Error == nil {
+					return Part{}, errors.New("unknown provider error")
+				}
+				return Part{}, fp.Error
+			}
+			if p, ok := a.conv.part(fp); ok {
+				return p, nil
+			}
+			idle.Reset(a.idle)
+		case <-idle.C:
+			return Part{}, fmt.Errorf("%w: no data from the provider for %s", ErrStalled, seconds(a.idle))
+		case <-ctx.Done():
+			return Part{}, ctx.Err()
+		}
+	}
+}
+
+// retryable prepares err for fantasy's retry loop, which looks up
+// "retry-after" and "retry-after-ms" in lower case. fantasy's openai and
+// anthropic adapters keep the canonical "Retry-After" spelling (their
+// lower-casing writes into the wrong map), so without this the header
+// would be honoured only by the luck of map iteration.
+func retryable(err error) error {
+	var pe *fantasy.ProviderError
+	if errors.As(err, &pe) && pe.ResponseHeaders != nil {
+		for k, v := range maps.Clone(pe.ResponseHeaders) {
+			pe.ResponseHeaders[strings.ToLower(k)] = v
+		}
+	}
+	return err
+}
+
+// seconds prints whole seconds as "90s" rather than Go's "1m30s".
+func seconds(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}

@@ -1,0 +1,149 @@
+package agentcore
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by stores when a thread, message or run does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+)
+
+// MessageStatus is where a message is in its life. Only assistant messages
+// are ever anything but complete.
+type MessageStatus string
+
+const (
+	StatusStreaming   MessageStatus = "streaming"   // a run is writing it now
+	StatusComplete    MessageStatus = "complete"    // the run finished it
+	StatusInterrupted MessageStatus = "interrupted" // stopped by the user, or by a crash
+	StatusError       MessageStatus = "error"       // the provider failed; Content keeps what arrived
+)
+
+// Resource is the owner of threads (Mastra's resourceId): a user or a workspace.
+type Resource struct {
+	ID        string          `json:"id"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// Thread is one conversation.
+type Thread struct {
+	ID         string         `json:"id"`
+	ResourceID string         `json:"resourceId"`
+	Title      string         `json:"title"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Pinned     bool           `json:"pinned"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	UpdatedAt  time.Time      `json:"updatedAt"`
+}
+
+// ThreadPatch changes some fields of a thread; nil fields are left alone.
+type ThreadPatch struct {
+	Title    *string
+	Metadata map[string]any // replaces the whole map when non-nil
+	Pinned   *bool
+}
+
+// Message is a stored message in Mastra's v2 format.
+type Message struct {
+	ID         string        `json:"id"`
+	ThreadID   string        `json:"threadId"`
+	ResourceID string        `json:"resourceId"`
+	Role       Role          `json:"role"`
+	Content    Content       `json:"content"`
+	Seq        int64         `json:"-"` // per-thread order, assigned by the store
+	Status     MessageStatus `json:"-"`
+	RunID      string        `json:"-"`
+	CreatedAt  time.Time     `json:"createdAt"`
+}
+
+// Content is Mastra's MastraMessageContentV2: {format: 2, parts: [...]}.
+type Content struct {
+	Format   int            `json:"format"`
+	Parts    []Part         `json:"parts"`
+	Content  string         `json:"content,omitempty"` // plain text of the text parts
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Part is one part of a v2 message. Type is "text", "reasoning", "step-start"
+// or "tool-invocation".
+type Part struct {
+	Type           string          `json:"type"`
+	Text           string          `json:"text,omitempty"`
+	ToolInvocation *ToolInvocation `json:"toolInvocation,omitempty"`
+}
+
+// ToolInvocation is the v2 record of one tool call.
+type ToolInvocation struct {
+	State      string          `json:"state"` // "partial-call" | "call" | "result"
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Step       int             `json:"step,omitempty"`
+}
+
+// TextContent builds v2 content holding one text part.
+func TextContent(text string) Content {
+	c := Content{Format: 2, Parts: []Part{}}
+	if text != "" {
+		c.Parts = append(c.Parts, Part{Type: "text", Text: text})
+	}
+	c.Content = text
+	return c
+}
+
+// Text is the concatenated text of all text parts.
+func (c Content) Text() string {
+	var s string
+	for _, p := range c.Parts {
+		if p.Type == "text" {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// RunStatus is the state of one agent run.
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "running"
+	RunDone      RunStatus = "done"
+	RunStopped   RunStatus = "stopped"
+	RunFailed    RunStatus = "failed"
+	RunSuspended RunStatus = "suspended"
+)
+
+// Run is one agent run on a thread.
+type Run struct {
+	ID         string    `json:"runId"`
+	ThreadID   string    `json:"threadId"`
+	AgentID    string    `json:"agentId"`
+	Model      string    `json:"model"`
+	Status     RunStatus `json:"status"`
+	Error      string    `json:"error,omitempty"`
+	Usage      Usage     `json:"usage"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+}
+
+// Usage counts tokens, as reported by the provider.
+type Usage struct {
+	InputTokens     int64 `json:"inputTokens"`
+	OutputTokens    int64 `json:"outputTokens"`
+	TotalTokens     int64 `json:"totalTokens"`
+	ReasoningTokens int64 `json:"reasoningTokens,omitempty"`
+	CachedTokens    int64 `json:"cachedInputTokens,omitempty"`
+}

@@ -1,0 +1,362 @@
+package agentcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// flushInterval bounds how often a streaming reply is written: one write
+	// per ~3 frames keeps the WAL small while a crash loses at most 50 ms.
+	flushInterval = 50 * time.Millisecond
+	// historyLimit is how many earlier messages a run sends to the model.
+	historyLimit = 500
+	// titleRunes is the length of a title taken from the first message.
+	titleRunes = 60
+	// storeTimeout bounds one store write made on behalf of a run, which
+	// outlives the request that started it.
+	storeTimeout = 10 * time.Second
+)
+
+// ErrBusy is returned when a thread already has a run in progress.
+var ErrBusy = errors.New("a reply is still being written on this thread: stop it or wait for it to finish")
+
+// Runtime runs agents on threads. A run belongs to its thread, not to the
+// request or browser tab that started it: it goes on until it finishes, fails
+// or is stopped, publishing every event on the Bus and writing its reply to
+// the Store as it streams.
+type Runtime struct {
+	Store  Store
+	Bus    *Bus
+	Log    *slog.Logger
+	agents []*Agent
+
+	mu   sync.Mutex
+	live map[string]*liveRun // thread id → the run in progress
+	wg   sync.WaitGroup
+}
+
+// NewRuntime returns a runtime over store with the given agents; the first
+// agent is the default.
+func NewRuntime(store Store, log *slog.Logger, agents ...*Agent) *Runtime {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Runtime{Store: store, Bus: NewBus(), Log: log, agents: agents, live: map[string]*liveRun{}}
+}
+
+// Agents lists the registered agents, default first.
+func (rt *Runtime) Agents() []*Agent { return rt.agents }
+
+// Agent returns the agent with id; "" is the default agent.
+func (rt *Runtime) Agent(id string) (*Agent, error) {
+	if id == "" && len(rt.agents) > 0 {
+		return rt.agents[0], nil
+	}
+	for _, a := range rt.agents {
+		if a.ID == id {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+}
+
+// liveRun is the in-memory state of a run in progress.
+type liveRun struct {
+	run    Run
+	msgID  string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	text strings.Builder
+	rsn  strings.Builder
+}
+
+func (l *liveRun) content() Content {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return liveContent(l.text.String(), l.rsn.String())
+}
+
+func liveContent(text, reasoning string) Content {
+	c := Content{Format: 2, Parts: []Part{}}
+	if reasoning != "" {
+		c.Parts = append(c.Parts, Part{Type: "reasoning", Text: reasoning})
+	}
+	if text != "" {
+		c.Parts = append(c.Parts, Part{Type: "text", Text: text})
+	}
+	c.Content = text
+	return c
+}
+
+// Live is a snapshot of a thread's run in progress.
+type Live struct {
+	Run       Run
+	MessageID string
+	Content   Content
+}
+
+// Live returns the thread's run in progress, if any. Its content is newer
+// than the store's, which is written at most every flushInterval.
+func (rt *Runtime) Live(threadID string) (Live, bool) {
+	rt.mu.Lock()
+	l := rt.live[threadID]
+	rt.mu.Unlock()
+	if l == nil {
+		return Live{}, false
+	}
+	return Live{Run: l.run, MessageID: l.msgID, Content: l.content()}, true
+}
+
+// SendRequest is a user message for a thread.
+type SendRequest struct {
+	ThreadID string
+	AgentID  string // "" = default agent
+	Text     string
+	Model    string // "" = the thread's model, else the agent's
+}
+
+// Sent tells what Send started.
+type Sent struct {
+	User      Message // the stored user message
+	MessageID string  // the assistant message the run writes
+	Run       Run
+}
+
+// Send stores the user's message and starts a run that answers it. It
+// returns once the run has started; the run's events arrive on the Bus.
+func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
+	text := strings.TrimSpace(req.Text)
+	if text == "" {
+		return Sent{}, errors.New("the message is empty")
+	}
+	agent, err := rt.Agent(req.AgentID)
+	if err != nil {
+		return Sent{}, err
+	}
+	thread, err := rt.Store.GetThread(ctx, req.ThreadID)
+	if err != nil {
+		return Sent{}, fmt.Errorf("send to thread %s: %w", req.ThreadID, err)
+	}
+	model := req.Model
+	if model == "" {
+		model, _ = thread.Metadata["model"].(string)
+	}
+	if model == "" {
+		model = agent.Model
+	}
+
+	rt.mu.Lock()
+	if rt.live[thread.ID] != nil {
+		rt.mu.Unlock()
+		return Sent{}, ErrBusy
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l := &liveRun{
+		run:    Run{ID: NewID(), ThreadID: thread.ID, AgentID: agent.ID, Model: model, Status: RunRunning, StartedAt: time.Now().UTC()},
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	rt.live[thread.ID] = l // reserve the thread before any write
+	rt.mu.Unlock()
+
+	sent, err := rt.begin(ctx, thread, agent, l, text)
+	if err != nil {
+		cancel()
+		rt.mu.Lock()
+		delete(rt.live, thread.ID)
+		rt.mu.Unlock()
+		close(l.done)
+		return Sent{}, err
+	}
+	rt.wg.Add(1)
+	go rt.run(runCtx, agent, l)
+	return sent, nil
+}
+
+// begin writes the user message, the run and the empty assistant message.
+func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *liveRun, text string) (Sent, error) {
+	user, err := rt.Store.AppendMessage(ctx, Message{
+		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleUser,
+		Content: TextContent(text), Status: StatusComplete,
+	})
+	if err != nil {
+		return Sent{}, fmt.Errorf("store user message: %w", err)
+	}
+	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: user.ID})
+	if thread.Title == "" {
+		title := titleFrom(text)
+		if _, err := rt.Store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
+			rt.Log.Warn("set thread title", "thread", thread.ID, "err", err)
+		}
+		rt.Bus.Publish(Event{Type: EventThread, ThreadID: thread.ID})
+	}
+	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
+		return Sent{}, fmt.Errorf("store run: %w", err)
+	}
+	reply, err := rt.Store.AppendMessage(ctx, Message{
+		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleAssistant,
+		Content: liveContent("", ""), Status: StatusStreaming, RunID: l.run.ID,
+	})
+	if err != nil {
+		return Sent{}, fmt.Errorf("store reply: %w", err)
+	}
+	l.msgID = reply.ID
+	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
+	return Sent{User: user, MessageID: reply.ID, Run: l.run}, nil
+}
+
+// run streams the agent's answer into l, the bus and the store.
+func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
+	defer rt.wg.Done()
+	defer close(l.done)
+	defer l.cancel()
+	threadID := l.run.ThreadID
+
+	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	if err != nil {
+		rt.finish(l, Event{Type: EventError, Error: fmt.Sprintf("load thread history: %v", err)})
+		return
+	}
+	// The reply being written is the last message; the model must not see it.
+	for len(history) > 0 && history[len(history)-1].ID == l.msgID {
+		history = history[:len(history)-1]
+	}
+
+	lastFlush := time.Now()
+	for e := range agent.Stream(ctx, history, StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID}) {
+		e.MessageID = l.msgID
+		switch e.Type {
+		case EventTextDelta:
+			l.mu.Lock()
+			l.text.WriteString(e.Text)
+			l.mu.Unlock()
+		case EventReasoningDelta:
+			l.mu.Lock()
+			l.rsn.WriteString(e.Text)
+			l.mu.Unlock()
+		}
+		if e.Terminal() {
+			rt.finish(l, e)
+			return
+		}
+		rt.Bus.Publish(e)
+		if time.Since(lastFlush) >= flushInterval {
+			lastFlush = time.Now()
+			rt.write(l, StatusStreaming, nil)
+		}
+	}
+	// Stream ends with a terminal event by contract; guard anyway.
+	rt.finish(l, Event{Type: EventError, Error: "the run ended without a finish"})
+}
+
+// finish writes the final state of the reply and the run, then publishes the
+// terminal event and frees the thread.
+func (rt *Runtime) finish(l *liveRun, e Event) {
+	e.RunID, e.ThreadID, e.MessageID = l.run.ID, l.run.ThreadID, l.msgID
+	status, runStatus := StatusComplete, RunDone
+	switch e.Type {
+	case EventAbort:
+		status, runStatus = StatusInterrupted, RunStopped
+	case EventError:
+		status, runStatus = StatusError, RunFailed
+	}
+	meta := map[string]any{"model": l.run.Model}
+	switch {
+	case e.Error != "":
+		meta["error"] = e.Error
+	case e.Type == EventAbort:
+		meta["stopped"] = "user" // a crash leaves no such mark
+	}
+	rt.write(l, status, meta)
+
+	l.run.Status, l.run.Error, l.run.Usage = runStatus, e.Error, e.Usage
+	l.run.FinishedAt = time.Now().UTC()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := rt.Store.FinishRun(ctx, l.run); err != nil {
+		rt.Log.Error("store finished run", "run", l.run.ID, "err", err)
+	}
+
+	rt.mu.Lock()
+	delete(rt.live, l.run.ThreadID)
+	rt.mu.Unlock()
+	rt.Bus.Publish(e)
+}
+
+// write stores the reply as it stands. Errors are logged: the run goes on
+// and the next write carries the whole content again.
+func (rt *Runtime) write(l *liveRun, status MessageStatus, meta map[string]any) {
+	c := l.content()
+	c.Metadata = meta
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := rt.Store.UpdateMessage(ctx, l.msgID, c, status); err != nil {
+		rt.Log.Error("store reply", "message", l.msgID, "err", err)
+	}
+}
+
+// Stop cancels the thread's run in progress; the partial reply is kept and
+// marked interrupted. It reports whether a run was stopped, and returns once
+// the run's final state is written.
+func (rt *Runtime) Stop(threadID string) bool {
+	rt.mu.Lock()
+	l := rt.live[threadID]
+	rt.mu.Unlock()
+	if l == nil {
+		return false
+	}
+	l.cancel()
+	<-l.done
+	return true
+}
+
+// Wait blocks until the thread has no run in progress or ctx ends.
+func (rt *Runtime) Wait(ctx context.Context, threadID string) error {
+	rt.mu.Lock()
+	l := rt.live[threadID]
+	rt.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops every run and waits until their final state is written.
+func (rt *Runtime) Close() {
+	rt.mu.Lock()
+	for _, l := range rt.live {
+		l.cancel()
+	}
+	rt.mu.Unlock()
+	rt.wg.Wait()
+}
+
+// titleFrom makes a thread title from its first message: the first line,
+// cut at a word boundary.
+func titleFrom(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.Join(strings.Fields(line), " ")
+	if utf8.RuneCountInString(line) <= titleRunes {
+		return line
+	}
+	r := []rune(line)[:titleRunes]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > titleRunes/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}

@@ -1,0 +1,66 @@
+package scripted
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func demoRequest(text string) Request {
+	return Request{Model: "scripted", Stream: true, Messages: []Message{
+		{Role: "system", Content: "You are Parley."},
+		{Role: "user", Content: text},
+	}}
+}
+
+func TestDemo(t *testing.T) {
+	r := Demo(demoRequest("How do I\nrename a thread?"))
+	for _, want := range []string{
+		"scripted", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "--model", // says what it is and how to leave
+		"> How do I rename a thread?", // quotes the user on one line
+		"**", "### ", "\n1. ", "|---|", "```go\n", // shows off markdown
+	} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("demo reply lacks %q:\n%s", want, r.Text)
+		}
+	}
+	if r.Delay <= 0 || r.ChunkSize < 1 || r.ChunkSize > 2 {
+		t.Errorf("pace: delay %v, chunk size %d", r.Delay, r.ChunkSize)
+	}
+	if strings.Count(r.Text, "```")%2 != 0 {
+		t.Error("unbalanced code fence")
+	}
+}
+
+func TestDemoLong(t *testing.T) {
+	for _, msg := range []string{"give me a LONG answer", "long"} {
+		r := Demo(demoRequest(msg))
+		n := len(split(r.Text))
+		if n < 500 || n > 800 {
+			t.Errorf("%q: %d tokens, want about 600", msg, n)
+		}
+		if !strings.Contains(r.Text, "scripted") || strings.Count(r.Text, "\n\n") < 8 {
+			t.Errorf("%q: not a multi-paragraph scripted reply:\n%s", msg, r.Text)
+		}
+	}
+	if n := len(split(Demo(demoRequest("belong to longer")).Text)); n > 300 {
+		t.Errorf("\"long\" inside other words gave a long reply (%d tokens)", n)
+	}
+}
+
+func TestDemoQuote(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	r := Demo(demoRequest(long))
+	line := ""
+	for l := range strings.Lines(r.Text) {
+		if strings.HasPrefix(l, "> ") {
+			line = strings.TrimSpace(strings.TrimPrefix(l, "> "))
+		}
+	}
+	if !strings.HasSuffix(line, "…") || utf8.RuneCountInString(line) > quoteLimit {
+		t.Errorf("quote = %q", line)
+	}
+	if r := Demo(Request{}); strings.Contains(r.Text, "You wrote") || strings.Contains(r.Text, "{quote}") {
+		t.Errorf("empty request quoted something:\n%s", r.Text)
+	}
+}

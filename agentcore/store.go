@@ -1,0 +1,51 @@
+package agentcore
+
+import "context"
+
+// ThreadQuery selects threads. Threads come pinned first, then most recently
+// updated first.
+type ThreadQuery struct {
+	ResourceID string // empty: all resources
+	Limit      int    // 0: no limit
+	Offset     int
+}
+
+// MessageQuery selects messages of one thread in sequence order.
+type MessageQuery struct {
+	AfterSeq int64 // only messages with Seq > AfterSeq
+	Limit    int   // 0: no limit; >0 with Last: the last Limit messages
+	Last     bool
+}
+
+// ThreadStore keeps threads (and creates their resource on demand).
+type ThreadStore interface {
+	CreateThread(ctx context.Context, t Thread) (Thread, error)
+	GetThread(ctx context.Context, id string) (Thread, error)
+	ListThreads(ctx context.Context, q ThreadQuery) ([]Thread, error)
+	UpdateThread(ctx context.Context, id string, p ThreadPatch) (Thread, error)
+	DeleteThread(ctx context.Context, id string) error // deletes its messages and runs too
+}
+
+// MessageStore keeps messages. AppendMessage assigns Seq (and ID and
+// CreatedAt when empty) and bumps the thread's UpdatedAt.
+type MessageStore interface {
+	AppendMessage(ctx context.Context, m Message) (Message, error)
+	UpdateMessage(ctx context.Context, id string, c Content, s MessageStatus) error
+	GetMessage(ctx context.Context, id string) (Message, error)
+	ListMessages(ctx context.Context, threadID string, q MessageQuery) ([]Message, error)
+}
+
+// RunStore keeps runs.
+type RunStore interface {
+	CreateRun(ctx context.Context, r Run) error
+	FinishRun(ctx context.Context, r Run) error // writes Status, Error, Usage, FinishedAt
+	GetRun(ctx context.Context, id string) (Run, error)
+}
+
+// Store is everything the runtime keeps.
+type Store interface {
+	ThreadStore
+	MessageStore
+	RunStore
+	Close() error
+}

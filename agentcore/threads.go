@@ -1,0 +1,40 @@
+package agentcore
+
+import (
+	"context"
+	"fmt"
+)
+
+// Thread changes go through the Runtime so that every view of the thread
+// hears about them on the Bus.
+
+// CreateThread stores a new thread.
+func (rt *Runtime) CreateThread(ctx context.Context, t Thread) (Thread, error) {
+	t, err := rt.Store.CreateThread(ctx, t)
+	if err != nil {
+		return Thread{}, fmt.Errorf("create thread: %w", err)
+	}
+	rt.Bus.Publish(Event{Type: EventThread, ThreadID: t.ID})
+	return t, nil
+}
+
+// UpdateThread changes a thread's title, metadata or pin.
+func (rt *Runtime) UpdateThread(ctx context.Context, id string, p ThreadPatch) (Thread, error) {
+	t, err := rt.Store.UpdateThread(ctx, id, p)
+	if err != nil {
+		return Thread{}, fmt.Errorf("update thread %s: %w", id, err)
+	}
+	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
+	return t, nil
+}
+
+// DeleteThread stops the thread's run, if any, and deletes the thread with
+// its messages.
+func (rt *Runtime) DeleteThread(ctx context.Context, id string) error {
+	rt.Stop(id)
+	if err := rt.Store.DeleteThread(ctx, id); err != nil {
+		return fmt.Errorf("delete thread %s: %w", id, err)
+	}
+	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
+	return nil
+}

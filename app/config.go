@@ -1,0 +1,105 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Config is everything a Parley process is told.
+type Config struct {
+	Addr      string // web mode only
+	DataDir   string
+	Workspace string
+	Model     string // "" = the first provider with a key, else demo/scripted
+	Demo      bool
+	Token     string
+	Getenv    func(string) string
+}
+
+// DBPath is the SQLite file.
+func (c Config) DBPath() string { return filepath.Join(c.DataDir, "parley.db") }
+
+// parseFlags reads a command's flags with the environment as defaults.
+func parseFlags(name string, args []string, stderr io.Writer, web bool) (Config, error) {
+	c := Config{Getenv: os.Getenv}
+	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if web {
+		fs.StringVar(&c.Addr, "addr", "127.0.0.1:7777", "address to listen on; a non-loopback address needs --token")
+		fs.StringVar(&c.Token, "token", os.Getenv("PARLEY_TOKEN"), "require this token on every request (env PARLEY_TOKEN)")
+	}
+	fs.StringVar(&c.DataDir, "data", os.Getenv("PARLEY_DATA_DIR"), "data folder holding parley.db (env PARLEY_DATA_DIR)")
+	fs.StringVar(&c.Workspace, "workspace", "", "folder the agent works in (default: the current folder)")
+	fs.StringVar(&c.Model, "model", os.Getenv("PARLEY_MODEL"), "model as provider/model (env PARLEY_MODEL)")
+	fs.BoolVar(&c.Demo, "demo", false, "use the scripted demo model, even when a provider key is set")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.DataDir == "" {
+		d, err := defaultDataDir()
+		if err != nil {
+			return c, err
+		}
+		c.DataDir = d
+	}
+	if c.Workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return c, fmt.Errorf("find the workspace: %w", err)
+		}
+		c.Workspace = wd
+	}
+	return c, nil
+}
+
+// defaultDataDir is the OS's per-user data folder plus "parley".
+func defaultDataDir() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the data folder (set --data or PARLEY_DATA_DIR): %w", err)
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return filepath.Join(home, "Library", "Application Support", "parley"), nil
+	case "windows":
+		if d := os.Getenv("LOCALAPPDATA"); d != "" {
+			return filepath.Join(d, "parley"), nil
+		}
+		return filepath.Join(home, "AppData", "Local", "parley"), nil
+	default:
+		if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+			return filepath.Join(d, "parley"), nil
+		}
+		return filepath.Join(home, ".local", "share", "parley"), nil
+	}
+}
+
+// isLoopback reports whether addr (host:port) listens on loopback only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+var errExposed = errors.New("refusing to listen on a non-loopback address without a token: set --token or PARLEY_TOKEN (every request will then need it)")
+
+// loopbackHosts are the Host values a loopback listener on port answers to.
+func loopbackHosts(port string) []string {
+	return []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
+}

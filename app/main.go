@@ -1,0 +1,66 @@
+// Package app is Parley's composition root: it reads the command line and
+// the environment, opens the data file, wires storage, the agent runtime and
+// the UI together, and runs web mode, the desktop window or the CLI.
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// Version is set at build time with -ldflags "-X parley/app.Version=…".
+var Version = "dev"
+
+const usage = `Parley — a local-first chat app for working with an AI agent.
+
+Usage:
+  parley serve   [--addr 127.0.0.1:7777] [--data DIR] [--workspace DIR] [--model provider/model] [--demo] [--token T]
+  parley desktop [--data DIR] [--workspace DIR] [--model provider/model] [--demo]
+  parley version
+
+Environment: PARLEY_DATA_DIR, PARLEY_MODEL, PARLEY_TOKEN, and the providers'
+keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, OPENROUTER_API_KEY, …).
+`
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serveCmd(args[1:], stdout, stderr)
+	case "desktop":
+		err = desktopCmd(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "parley %s\n", version())
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "parley: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "parley: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func version() string {
+	if Version != "dev" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return Version
+}

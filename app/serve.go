@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// shutdownGrace bounds how long open requests get to finish on exit.
+const shutdownGrace = 5 * time.Second
+
+func serveCmd(args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags("serve", args, stderr, true)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return Serve(ctx, c, Options{Log: log}, func(url string) {
+		fmt.Fprintf(stdout, "Parley is running at %s\n", url)
+	})
+}
+
+// Serve runs web mode until ctx ends. ready is called with the address to
+// open once the server listens.
+func Serve(ctx context.Context, c Config, o Options, ready func(url string)) error {
+	loopback := isLoopback(c.Addr)
+	if !loopback && c.Token == "" {
+		return errExposed
+	}
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+	}
+	in, err := Open(ctx, c, o)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer in.Close()
+	return in.serve(ctx, ln, loopback, ready)
+}
+
+// serve answers on ln until ctx ends.
+func (in *Instance) serve(ctx context.Context, ln net.Listener, loopback bool, ready func(url string)) error {
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if loopback {
+		in.UI.AllowHosts(loopbackHosts(port)...)
+	} // else: any Host, every request needs the token
+	srv := &http.Server{Handler: in.UI.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	url := "http://" + ln.Addr().String()
+	if loopback {
+		url = "http://127.0.0.1:" + port
+	}
+	if in.Config.Token != "" {
+		url += "/auth?token=" + in.Config.Token
+	}
+	if ready != nil {
+		ready(url)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	in.UI.Shutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"parley/agentcore"
+	"parley/agentcore/llm"
+	"parley/agentcore/scripted"
+	"parley/storage"
+	"parley/ui"
+)
+
+// DemoModel is the scripted model Parley runs on when no provider has a key.
+const DemoModel = "demo/scripted"
+
+// defaultModels is what Parley picks, in order, when --model is not given:
+// the first provider with a key wins.
+var defaultModels = []struct{ provider, model string }{
+	{"anthropic", "anthropic/claude-sonnet-4-5"},
+	{"openai", "openai/gpt-4.1"},
+	{"google", "google/gemini-2.5-flash"},
+	{"openrouter", "openrouter/anthropic/claude-sonnet-4.5"},
+}
+
+const instructions = `You are Parley, a helpful assistant working with the user in a local-first chat app.
+Answer clearly and concisely. Use Markdown: fenced code blocks with a language, lists and tables where they help.`
+
+// Instance is one wired Parley: store, runtime and UI server.
+type Instance struct {
+	Config  Config
+	Store   *storage.DB
+	Runtime *agentcore.Runtime
+	UI      *ui.Server
+	Demo    *scripted.Server // the demo model's server, when running on demo/scripted
+	Log     *slog.Logger
+}
+
+// Options adjust wiring for tests and benchmarks.
+type Options struct {
+	// LLM is the provider configuration (keys, base URLs, timeouts); zero
+	// value: the environment.
+	LLM llm.Config
+	// Scripted, when set, serves demo/scripted instead of a server of the
+	// instance's own (tests push replies into it).
+	Scripted *scripted.Server
+	Log      *slog.Logger
+}
+
+// Open wires a Parley instance. Close it when done.
+func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if o.LLM.Getenv == nil {
+		o.LLM.Getenv = c.Getenv
+	}
+	db, err := storage.Open(ctx, c.DBPath())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", c.DBPath(), err)
+	}
+	in := &Instance{Config: c, Store: db, Log: log}
+	if r := db.Recovered(); r.Messages > 0 || r.Runs > 0 {
+		log.Info("marked what the last shutdown cut off as interrupted", "messages", r.Messages, "runs", r.Runs)
+	}
+
+	model := c.Model
+	if c.Demo || model == "" {
+		model = pickModel(o.LLM)
+	}
+	if c.Demo {
+		model = DemoModel
+	}
+	m := &models{cfg: o.LLM, cache: map[string]llm.Model{}}
+	if model == DemoModel || o.Scripted != nil {
+		m.demo = o.Scripted
+		if m.demo == nil {
+			m.demo = scripted.NewServer()
+			m.demo.SetDefault(scripted.Demo)
+			in.Demo = m.demo
+		}
+	}
+	agent := &agentcore.Agent{
+		ID:           "parley",
+		Name:         "Parley",
+		Description:  "The assistant of Parley, a local-first chat app.",
+		Instructions: agentcore.Text(instructions),
+		Model:        model,
+		Models:       m.open,
+	}
+	in.Runtime = agentcore.NewRuntime(db, log, agent)
+	in.UI, err = ui.New(ui.Config{
+		Runtime: in.Runtime,
+		Models:  m.list,
+		CheckModel: func(spec string) error {
+			_, err := m.open(spec)
+			return err
+		},
+		Demo: model == DemoModel,
+		Auth: ui.NewAuth(c.Token),
+		Log:  log,
+	})
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// Close stops every run (their partial replies are kept, marked
+// interrupted), then closes the store.
+func (in *Instance) Close() {
+	if in.UI != nil {
+		in.UI.Shutdown()
+	}
+	if in.Runtime != nil {
+		in.Runtime.Close()
+	}
+	if in.Demo != nil {
+		in.Demo.Close()
+	}
+	if err := in.Store.Close(); err != nil {
+		in.Log.Error("close store", "err", err)
+	}
+}
+
+// pickModel is the first default model whose provider has a key, else the
+// demo model.
+func pickModel(cfg llm.Config) string {
+	have := map[string]bool{}
+	for _, p := range llm.Available(cfg) {
+		have[p] = true
+	}
+	for _, d := range defaultModels {
+		if have[d.provider] {
+			return d.model
+		}
+	}
+	return DemoModel
+}
+
+// models opens and caches models by their provider/model string.
+type models struct {
+	cfg  llm.Config
+	demo *scripted.Server
+
+	mu    sync.Mutex
+	cache map[string]llm.Model
+}
+
+func (m *models) open(spec string) (llm.Model, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if lm, ok := m.cache[spec]; ok {
+		return lm, nil
+	}
+	var lm llm.Model
+	var err error
+	if spec == DemoModel {
+		if m.demo == nil {
+			return nil, fmt.Errorf("%s: the demo model runs only in demo mode (start with --demo)", spec)
+		}
+		cfg := m.cfg
+		cfg.BaseURLs = map[string]string{"openai-compatible": m.demo.URL()}
+		cfg.APIKeys = map[string]string{"openai-compatible": "demo"}
+		lm, err = llm.Open("openai-compatible/scripted", cfg)
+	} else {
+		lm, err = llm.Open(spec, m.cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.cache[spec] = lm
+	return lm, nil
+}
+
+// list is what the model picker offers: the demo model in demo mode, and
+// the defaults of every provider with a key.
+func (m *models) list() []string {
+	var out []string
+	if m.demo != nil {
+		out = append(out, DemoModel)
+	}
+	have := map[string]bool{}
+	for _, p := range llm.Available(m.cfg) {
+		have[p] = true
+	}
+	for _, d := range defaultModels {
+		if have[d.provider] {
+			out = append(out, d.model)
+		}
+	}
+	return out
+}

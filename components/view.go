@@ -1,0 +1,78 @@
+// Package components holds Parley's templ components. They take plain view
+// structs (never store rows) and give every element a stable id derived from
+// domain ids, because Datastar morphs by id.
+package components
+
+import "encoding/json"
+
+// Page is the whole app page.
+type Page struct {
+	Sidebar Sidebar
+	Chat    *Chat // nil: the "new chat" screen
+	Banner  Banner
+	// Models offered by the model picker (provider/model strings).
+	Models       []string
+	DefaultModel string
+}
+
+// Banner explains the app's mode, e.g. scripted demo replies.
+type Banner struct {
+	Demo bool
+}
+
+// Sidebar is the thread list.
+type Sidebar struct {
+	Threads  []ThreadItem
+	ActiveID string
+}
+
+// ThreadItem is one thread in the sidebar.
+type ThreadItem struct {
+	ID      string
+	Title   string
+	Pinned  bool
+	Running bool
+	When    string // "14:05", "Mon", "12 Nov"
+}
+
+// Chat is one open thread.
+type Chat struct {
+	ThreadID string
+	Title    string
+	Model    string
+	Running  bool
+	Messages []Message
+	Deleted  bool
+}
+
+// Message is one rendered message.
+type Message struct {
+	ID     string
+	Role   string // "user" | "assistant"
+	HTML   string // sanitised markdown
+	Status string // "streaming" | "complete" | "interrupted" | "error"
+	Note   string // "Stopped", "Interrupted — …"
+	Error  string // the provider's reason
+	Model  string
+}
+
+// MsgID is the DOM id of a message.
+func MsgID(id string) string { return "msg-" + id }
+
+// ThreadURL is the address of a thread.
+func ThreadURL(id string) string { return "/t/" + id }
+
+// title is what the sidebar and header show for a thread.
+func title(t string) string {
+	if t == "" {
+		return "New chat"
+	}
+	return t
+}
+
+// chatSignals are the Datastar signals of a chat: the draft, the rename
+// field and the model picker.
+func chatSignals(c Chat) string {
+	b, _ := json.Marshal(map[string]string{"draft": "", "title": "", "model": c.Model})
+	return string(b)
+}

@@ -1,0 +1,121 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"parley/agentcore"
+)
+
+const messageCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at`
+
+// AppendMessage stores m as the last message of its thread: Seq is one past
+// the thread's highest, ID and CreatedAt are filled in when empty, Status
+// defaults to complete and ResourceID to the thread's. The thread's
+// UpdatedAt is bumped in the same transaction.
+func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore.Message, error) {
+	if m.ID == "" {
+		m.ID = NewID()
+	}
+	m.CreatedAt = orNow(m.CreatedAt)
+	if m.Status == "" {
+		m.Status = agentcore.StatusComplete
+	}
+	content, err := json.Marshal(m.Content)
+	if err != nil {
+		return agentcore.Message{}, fmt.Errorf("append message to thread %s: encode content: %w", m.ThreadID, err)
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		// One statement reads max(seq) and inserts, inside the writer's
+		// transaction, so two appends can never take the same seq.
+		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+messageCols+`)
+			SELECT ?, t.id, coalesce(nullif(?, ''), t.resource_id),
+				coalesce((SELECT max(seq) FROM messages WHERE thread_id = t.id), 0) + 1,
+				?, ?, ?, ?, ?
+			FROM threads AS t WHERE t.id = ?
+			RETURNING seq, resource_id`,
+			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.ThreadID,
+		).Scan(&m.Seq, &m.ResourceID)
+		if err != nil {
+			return notFound(err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, ms(now()), m.ThreadID)
+		return err
+	})
+	if err != nil {
+		return agentcore.Message{}, fmt.Errorf("append message to thread %s: %w", m.ThreadID, err)
+	}
+	return m, nil
+}
+
+// UpdateMessage replaces the content and status of a message; an empty
+// status means complete. Streaming runs call it many times per message.
+func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content, s agentcore.MessageStatus) error {
+	if s == "" {
+		s = agentcore.StatusComplete
+	}
+	content, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("update message %s: encode content: %w", id, err)
+	}
+	err = affected(db.writer.ExecContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ?`,
+		string(content), s, id))
+	if err != nil {
+		return fmt.Errorf("update message %s: %w", id, err)
+	}
+	return nil
+}
+
+// GetMessage returns the message with id.
+func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, error) {
+	m, err := scanMessage(db.reader.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, id))
+	if err != nil {
+		return agentcore.Message{}, fmt.Errorf("get message %s: %w", id, notFound(err))
+	}
+	return m, nil
+}
+
+// ListMessages returns messages of a thread in Seq order. An unknown thread
+// has no messages (it is not an error: callers that care ask GetThread).
+func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.MessageQuery) ([]agentcore.Message, error) {
+	query := `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	if q.Last && q.Limit > 0 {
+		// The last Limit, still returned in ascending order.
+		query = `SELECT * FROM (SELECT ` + messageCols + ` FROM messages
+			WHERE thread_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
+	}
+	rows, err := db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, sqlLimit(q.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []agentcore.Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
+	}
+	return out, nil
+}
+
+func scanMessage(s scanner) (agentcore.Message, error) {
+	var m agentcore.Message
+	var content []byte
+	var created int64
+	if err := s.Scan(&m.ID, &m.ThreadID, &m.ResourceID, &m.Seq, &m.Role, &content, &m.Status, &m.RunID,
+		&created); err != nil {
+		return agentcore.Message{}, err
+	}
+	if err := json.Unmarshal(content, &m.Content); err != nil {
+		return agentcore.Message{}, fmt.Errorf("message %s content: %w", m.ID, err)
+	}
+	m.CreatedAt = fromMS(created)
+	return m, nil
+}

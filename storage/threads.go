@@ -1,0 +1,157 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"parley/agentcore"
+)
+
+const threadCols = `id, resource_id, title, metadata, pinned, created_at, updated_at`
+
+// CreateThread stores t, filling in an empty ID, ResourceID
+// (DefaultResourceID) and timestamps, and creates its resource if needed.
+func (db *DB) CreateThread(ctx context.Context, t agentcore.Thread) (agentcore.Thread, error) {
+	if t.ID == "" {
+		t.ID = NewID()
+	}
+	if t.ResourceID == "" {
+		t.ResourceID = DefaultResourceID
+	}
+	t.CreatedAt = orNow(t.CreatedAt)
+	if t.UpdatedAt.IsZero() {
+		t.UpdatedAt = t.CreatedAt
+	}
+	t.UpdatedAt = orNow(t.UpdatedAt)
+	meta, err := marshalMap(t.Metadata)
+	if err != nil {
+		return agentcore.Thread{}, fmt.Errorf("create thread %s: %w", t.ID, err)
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		n := ms(now())
+		if _, err := tx.ExecContext(ctx, `INSERT INTO resources (id, created_at, updated_at)
+			VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`, t.ResourceID, n, n); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO threads (`+threadCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, t.ResourceID, t.Title, meta, t.Pinned, ms(t.CreatedAt), ms(t.UpdatedAt))
+		return err
+	})
+	if err != nil {
+		return agentcore.Thread{}, fmt.Errorf("create thread %s: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+// GetThread returns the thread with id.
+func (db *DB) GetThread(ctx context.Context, id string) (agentcore.Thread, error) {
+	t, err := scanThread(db.reader.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ?`, id))
+	if err != nil {
+		return agentcore.Thread{}, fmt.Errorf("get thread %s: %w", id, notFound(err))
+	}
+	return t, nil
+}
+
+// ListThreads returns threads pinned first, then most recently updated.
+func (db *DB) ListThreads(ctx context.Context, q agentcore.ThreadQuery) ([]agentcore.Thread, error) {
+	query := `SELECT ` + threadCols + ` FROM threads`
+	var args []any
+	if q.ResourceID != "" {
+		query += ` WHERE resource_id = ?`
+		args = append(args, q.ResourceID)
+	}
+	query += ` ORDER BY pinned DESC, updated_at DESC, id DESC LIMIT ? OFFSET ?`
+	args = append(args, sqlLimit(q.Limit), max(q.Offset, 0))
+	rows, err := db.reader.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	defer rows.Close()
+	var out []agentcore.Thread
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list threads: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateThread applies the non-nil fields of p and bumps UpdatedAt.
+func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPatch) (agentcore.Thread, error) {
+	var title, pinned, meta any // nil leaves the column alone
+	if p.Title != nil {
+		title = *p.Title
+	}
+	if p.Pinned != nil {
+		pinned = *p.Pinned
+	}
+	if p.Metadata != nil {
+		var err error
+		if meta, err = marshalMap(p.Metadata); err != nil {
+			return agentcore.Thread{}, fmt.Errorf("update thread %s: %w", id, err)
+		}
+	}
+	t, err := scanThread(db.writer.QueryRowContext(ctx, `UPDATE threads SET
+			title = coalesce(?, title),
+			pinned = coalesce(?, pinned),
+			metadata = coalesce(?, metadata),
+			updated_at = ?
+		WHERE id = ? RETURNING `+threadCols,
+		title, pinned, meta, ms(now()), id))
+	if err != nil {
+		return agentcore.Thread{}, fmt.Errorf("update thread %s: %w", id, notFound(err))
+	}
+	return t, nil
+}
+
+// DeleteThread deletes the thread with its messages and runs.
+func (db *DB) DeleteThread(ctx context.Context, id string) error {
+	err := affected(db.writer.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id))
+	if err != nil {
+		return fmt.Errorf("delete thread %s: %w", id, err)
+	}
+	return nil
+}
+
+func scanThread(s scanner) (agentcore.Thread, error) {
+	var t agentcore.Thread
+	var meta []byte
+	var created, updated int64
+	if err := s.Scan(&t.ID, &t.ResourceID, &t.Title, &meta, &t.Pinned, &created, &updated); err != nil {
+		return agentcore.Thread{}, err
+	}
+	if meta != nil {
+		if err := json.Unmarshal(meta, &t.Metadata); err != nil {
+			return agentcore.Thread{}, fmt.Errorf("thread %s metadata: %w", t.ID, err)
+		}
+	}
+	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
+	return t, nil
+}
+
+// marshalMap stores a nil map as NULL, so it reads back nil.
+func marshalMap(m map[string]any) (any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return string(b), nil
+}
+
+// sqlLimit maps "0: no limit" to SQLite's -1.
+func sqlLimit(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}

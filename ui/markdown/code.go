@@ -1,0 +1,243 @@
+package markdown
+
+import (
+	"errors"
+	"html"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/alecthomas/chroma/v2"
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/util"
+)
+
+// codeFormatter emits chroma's token classes only: no <pre>, no per-line
+// spans, no inline styles. Colours come from CodeCSS.
+var codeFormatter = chromahtml.New(
+	chromahtml.WithClasses(true),
+	chromahtml.PreventSurroundingPre(true),
+)
+
+// langPattern bounds what a fence's info string may put into a class
+// attribute and the label; anything else renders as an unlabelled plain block.
+var langPattern = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,32}$`)
+
+// codeBlock is what a fenced or indented code block contributes.
+type codeBlock struct {
+	lang string // "" unless the info string names a plausible language
+	code string
+	// final is false for a block that runs to the end of the source: it may
+	// still be streaming in, and caching each partial version would only
+	// fill the cache.
+	final bool
+}
+
+func codeBlockOf(node ast.Node, src []byte) codeBlock {
+	cb := codeBlock{lang: codeLang(node, src)}
+	var code strings.Builder
+	lines := node.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		code.Write(seg.Value(src))
+	}
+	cb.code = code.String()
+	cb.final = lines.Len() > 0 && lines.At(lines.Len()-1).Stop < len(src)
+	return cb
+}
+
+func codeLang(node ast.Node, src []byte) string {
+	if n, ok := node.(*ast.FencedCodeBlock); ok && n.Info != nil {
+		if lang := n.Language(src); langPattern.Match(lang) {
+			return string(lang)
+		}
+	}
+	return ""
+}
+
+// renderCodeBlock renders the frame of a fenced or indented code block:
+//
+//	<div class="code"><div class="code-bar"><span class="code-lang">go</span></div>
+//	<pre class="chroma"><code class="language-go"></code></pre></div>
+//
+// fillCodeBlocks adds the copy button and the highlighted code after the
+// document has been sanitised.
+func renderCodeBlock(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	lang := codeLang(node, src)
+	_, _ = w.WriteString(codeBarOpen + `<span class="code-lang">` + lang + `</span></div><pre class="chroma"><code`)
+	if lang != "" {
+		_, _ = w.WriteString(` class="language-` + lang + `"`)
+	}
+	_, _ = w.WriteString("></code></pre></div>\n")
+	return ast.WalkContinue, nil
+}
+
+// codeBodies returns the sanitised inner HTML of every code block under doc,
+// in document order, which is also the order renderCodeBlock wrote them.
+func codeBodies(doc ast.Node, src []byte, policy *bluemonday.Policy) []string {
+	var bodies []string
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch n.Kind() {
+		case ast.KindCodeBlock, ast.KindFencedCodeBlock:
+			if entering {
+				bodies = append(bodies, codeHTML(codeBlockOf(n, src), policy))
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return bodies
+}
+
+// codeHTML returns a block's code as sanitised chroma token spans, or
+// escaped when it names no known language. Highlighting and sanitising each
+// block on its own lets final blocks be cached: while a reply streams, every
+// frame re-renders the whole reply but only the last block changes, and
+// chroma's regexp lexers plus sanitising thousands of token spans are most
+// of a render's cost.
+func codeHTML(cb codeBlock, policy *bluemonday.Policy) string {
+	key := cb.lang + "\x00" + cb.code
+	if s, ok := highlighted.get(key); ok {
+		return s
+	}
+	s := policy.Sanitize(highlight(cb.lang, cb.code))
+	if cb.final {
+		highlighted.put(key, s)
+	}
+	return s
+}
+
+// highlight returns code as chroma token spans, or just escaped when lang
+// names no lexer.
+func highlight(lang, code string) string {
+	if lang == "" {
+		return html.EscapeString(code)
+	}
+	lexer := lexers.Get(lang)
+	if lexer == nil {
+		return html.EscapeString(code)
+	}
+	tokens, err := chroma.Coalesce(lexer).Tokenise(nil, code)
+	if err != nil {
+		return html.EscapeString(code)
+	}
+	var b strings.Builder
+	// With classes and no surrounding <pre>, Format fails only if the
+	// writer does, and a strings.Builder cannot.
+	_ = codeFormatter.Format(&b, styles.Fallback, tokens)
+	return b.String()
+}
+
+// highlightCacheBytes bounds the cache; a long session's worth of code
+// blocks fits, and when it fills it is simply emptied.
+const highlightCacheBytes = 8 << 20
+
+var highlighted = codeCache{max: highlightCacheBytes}
+
+type codeCache struct {
+	mu   sync.Mutex
+	m    map[string]string
+	size int
+	max  int
+}
+
+func (c *codeCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[key]
+	return s, ok
+}
+
+func (c *codeCache) put(key, val string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(key) + len(val)
+	if n > c.max {
+		return
+	}
+	if c.m == nil || c.size+n > c.max {
+		c.m, c.size = make(map[string]string), 0
+	}
+	if _, ok := c.m[key]; !ok {
+		c.m[key] = val
+		c.size += n
+	}
+}
+
+// copyButton carries no script: the page handles clicks on .copy by
+// delegation and copies the text of the block's <pre>.
+const copyButton = `<button type="button" class="copy" aria-label="Copy code">Copy</button>`
+
+const (
+	codeBarOpen = `<div class="code"><div class="code-bar">`
+	codeEnd     = `</code></pre></div>`
+)
+
+// fillCodeBlocks puts a copy button at the end of each code bar in the
+// sanitised document doc and the matching body into each (empty) code
+// element. It runs after sanitising so the policy never has to allow
+// buttons. Only renderCodeBlock can produce a code bar: raw HTML in the
+// input is escaped text, so the literal tags never appear otherwise.
+func fillCodeBlocks(doc string, bodies []string) (string, error) {
+	var b strings.Builder
+	b.Grow(len(doc) + len(bodies)*len(copyButton))
+	for _, body := range bodies {
+		bar := strings.Index(doc, codeBarOpen)
+		if bar < 0 {
+			return "", errors.New("fill code blocks: code bar missing after sanitising")
+		}
+		// The bar holds just the label span, so the next </div> closes it,
+		// and the code element is empty, so the next codeEnd closes it.
+		barEnd := bar + strings.Index(doc[bar:], "</div>")
+		end := barEnd + strings.Index(doc[barEnd:], codeEnd)
+		if barEnd < bar || end < barEnd {
+			return "", errors.New("fill code blocks: code block mangled by sanitising")
+		}
+		b.WriteString(doc[:barEnd])
+		b.WriteString(copyButton)
+		b.WriteString(doc[barEnd:end])
+		b.WriteString(body)
+		doc = doc[end:]
+	}
+	if strings.Contains(doc, codeBarOpen) {
+		return "", errors.New("fill code blocks: more code bars than code blocks")
+	}
+	b.WriteString(doc)
+	return b.String(), nil
+}
+
+// CodeCSS returns the stylesheet for highlighted code, e.g.
+// CodeCSS("github", "github-dark"): the light chroma style under
+// prefers-color-scheme: light and the dark one under prefers-color-scheme:
+// dark. Both halves are media-scoped because a style leaves tokens it does
+// not colour to the cascade, so unscoped light rules would paint dark text
+// onto the dark background. Every rule sits under .chroma, so nothing leaks
+// onto the rest of the page. Unknown style names fall back to chroma's
+// default style.
+func CodeCSS(light, dark string) string {
+	var b strings.Builder
+	for _, s := range []struct{ scheme, style string }{{"light", light}, {"dark", dark}} {
+		var css strings.Builder
+		// Writing to a strings.Builder cannot fail.
+		_ = cssFormatter.WriteCSS(&css, styles.Get(s.style))
+		b.WriteString("@media (prefers-color-scheme: " + s.scheme + ") {\n")
+		for line := range strings.Lines(css.String()) {
+			// chroma also writes a bare .bg rule, which would style any
+			// element of the page that happens to use that class.
+			if strings.HasPrefix(line, ".chroma") {
+				b.WriteString(line)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+var cssFormatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.WithCSSComments(false))

@@ -1,0 +1,217 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/starfederation/datastar-go/datastar"
+
+	"parley/agentcore"
+	"parley/components"
+	"parley/ui/markdown"
+)
+
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	sb, err := s.sidebar(r.Context(), "")
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	model := ""
+	if a, err := s.rt.Agent(""); err == nil {
+		model = a.Model
+	}
+	p := components.Page{Sidebar: sb, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(model), DefaultModel: model}
+	s.render(w, r, p)
+}
+
+func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	if errors.Is(err, agentcore.ErrNotFound) {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	sb, err := s.sidebar(ctx, t.ID)
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	c, err := s.chat(ctx, t)
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	s.render(w, r, components.Page{Sidebar: sb, Chat: &c, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(c.Model)})
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, p components.Page) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := components.App(p).Render(r.Context(), w); err != nil {
+		s.log.Warn("render page", "path", r.URL.Path, "err", err)
+	}
+}
+
+func (s *Server) codeCSS(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	fmt.Fprint(w, codeCSS())
+}
+
+// createThread starts a chat from a plain form (works without script):
+// optional first message and model, then a redirect to the thread.
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		s.httpError(w, r, fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	text := r.PostFormValue("text")
+	model := strings.TrimSpace(r.PostFormValue("model"))
+	t := agentcore.Thread{ResourceID: defaultResource}
+	if a, err := s.rt.Agent(""); err == nil && model != "" && model != a.Model {
+		if err := s.cfg.CheckModel(model); err != nil {
+			s.httpError(w, r, fmt.Errorf("%w: model %s: %v", errBadRequest, model, err))
+			return
+		}
+		t.Metadata = map[string]any{"model": model}
+	}
+	t, err := s.rt.CreateThread(ctx, t)
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	if strings.TrimSpace(text) != "" {
+		if _, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, Text: text}); err != nil {
+			s.httpError(w, r, err)
+			return
+		}
+	}
+	http.Redirect(w, r, components.ThreadURL(t.ID), http.StatusSeeOther)
+}
+
+// defaultResource owns the threads made in the UI (Mastra's resourceId).
+const defaultResource = "default"
+
+type chatSignals struct {
+	Draft string `json:"draft"`
+	Title string `json:"title"`
+	Model string `json:"model"`
+}
+
+func (s *Server) readSignals(w http.ResponseWriter, r *http.Request) (chatSignals, bool) {
+	var sig chatSignals
+	if err := datastar.ReadSignals(r, &sig); err != nil {
+		s.httpError(w, r, fmt.Errorf("%w: read signals: %v", errBadRequest, err))
+		return sig, false
+	}
+	return sig, true
+}
+
+// send posts the draft. The thread's stream shows the message and the reply;
+// this answer only reports a failure (or clears an old one).
+func (s *Server) send(w http.ResponseWriter, r *http.Request) {
+	sig, ok := s.readSignals(w, r)
+	if !ok {
+		return
+	}
+	_, err := s.rt.Send(r.Context(), agentcore.SendRequest{ThreadID: r.PathValue("id"), Text: sig.Draft})
+	msg := ""
+	if err != nil {
+		msg = "Not sent: " + err.Error()
+		if errors.Is(err, agentcore.ErrBusy) {
+			msg = "Not sent: " + agentcore.ErrBusy.Error() + "."
+		}
+	}
+	sse := datastar.NewSSE(w, r)
+	_ = sse.PatchElementTempl(components.ComposerError(msg))
+	if err != nil {
+		// Give the text back so nothing typed is lost.
+		_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Draft})
+	}
+}
+
+func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
+	s.rt.Stop(r.PathValue("id"))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) rename(w http.ResponseWriter, r *http.Request) {
+	sig, ok := s.readSignals(w, r)
+	if !ok {
+		return
+	}
+	title := strings.Join(strings.Fields(sig.Title), " ")
+	if title == "" {
+		s.httpError(w, r, fmt.Errorf("%w: the title is empty", errBadRequest))
+		return
+	}
+	if _, err := s.rt.UpdateThread(r.Context(), r.PathValue("id"), agentcore.ThreadPatch{Title: &title}); err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) pin(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	pinned := !t.Pinned
+	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Pinned: &pinned}); err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) setModel(w http.ResponseWriter, r *http.Request) {
+	sig, ok := s.readSignals(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	model := strings.TrimSpace(sig.Model)
+	sse := datastar.NewSSE(w, r)
+	if err := s.cfg.CheckModel(model); err != nil {
+		_ = sse.PatchElementTempl(components.ComposerError(fmt.Sprintf("Model %q cannot be used: %v", model, err)))
+		_ = sse.MarshalAndPatchSignals(map[string]string{"model": s.threadModel(t)})
+		return
+	}
+	meta := t.Metadata
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["model"] = model
+	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
+		_ = sse.PatchElementTempl(components.ComposerError("Model not changed: " + err.Error()))
+		return
+	}
+	_ = sse.PatchElementTempl(components.ComposerError(""))
+}
+
+func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
+	if err := s.rt.DeleteThread(r.Context(), r.PathValue("id")); err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// codeCSS is the highlighting stylesheet, built once.
+var codeCSS = sync.OnceValue(func() string { return markdown.CodeCSS("github", "github-dark") })

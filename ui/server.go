@@ -1,0 +1,130 @@
+// Package ui is Parley's HTTP face: the pages and their Datastar streams, the
+// JSON API in Mastra's server shape, auth, and the embedded static assets.
+//
+// One long-lived stream per open chat pushes HTML patches; short POSTs change
+// state and return. A POST never renders what the stream will render.
+package ui
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"parley/agentcore"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+// Config wires the server to the runtime.
+type Config struct {
+	Runtime *agentcore.Runtime
+	// Models lists the provider/model strings the model picker offers.
+	Models func() []string
+	// CheckModel reports why a model string cannot be used (nil: it can).
+	CheckModel func(spec string) error
+	// Demo says replies are scripted: the UI says so plainly.
+	Demo bool
+	// Auth guards every request; the zero value lets loopback clients in.
+	Auth *Auth
+	Log  *slog.Logger
+}
+
+// Server serves the UI and the API.
+type Server struct {
+	cfg    Config
+	rt     *agentcore.Runtime
+	log    *slog.Logger
+	static fs.FS
+	hosts  *hostList
+	ctx    context.Context // ends streams on shutdown
+	stop   context.CancelFunc
+}
+
+// New checks the embedded assets and returns a server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("ui: no runtime")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Models == nil {
+		cfg.Models = func() []string { return nil }
+	}
+	if cfg.CheckModel == nil {
+		cfg.CheckModel = func(string) error { return nil }
+	}
+	if cfg.Auth == nil {
+		cfg.Auth = &Auth{}
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fs.Stat(static, "datastar.js"); err != nil {
+		return nil, fmt.Errorf("ui: the Datastar client is not embedded (run `make assets` before building): %w", err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Server{cfg: cfg, rt: cfg.Runtime, log: cfg.Log, static: static, hosts: &hostList{}, ctx: ctx, stop: stop}, nil
+}
+
+// AllowHosts sets the Host header values the server answers to (DNS
+// rebinding defence). Call it once the listening address is known.
+func (s *Server) AllowHosts(hosts ...string) { s.hosts.set(hosts) }
+
+// Shutdown ends every open stream so http.Server.Shutdown can finish.
+func (s *Server) Shutdown() { s.stop() }
+
+// Handler returns the server's routes behind its guards.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", s.staticHandler()))
+	mux.HandleFunc("GET /static/code.css", s.codeCSS)
+	mux.HandleFunc("GET /auth", s.cfg.Auth.exchange)
+	mux.HandleFunc("GET /{$}", s.home)
+	mux.HandleFunc("POST /threads", s.createThread)
+	mux.HandleFunc("GET /t/{id}", s.threadPage)
+	mux.HandleFunc("GET /t/{id}/stream", s.stream)
+	mux.HandleFunc("POST /t/{id}/send", s.send)
+	mux.HandleFunc("POST /t/{id}/stop", s.stopRun)
+	mux.HandleFunc("POST /t/{id}/rename", s.rename)
+	mux.HandleFunc("POST /t/{id}/pin", s.pin)
+	mux.HandleFunc("POST /t/{id}/model", s.setModel)
+	mux.HandleFunc("POST /t/{id}/delete", s.deleteThread)
+	s.apiRoutes(mux)
+	return s.guard(mux)
+}
+
+func (s *Server) staticHandler() http.Handler {
+	files := http.FileServerFS(s.static)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Assets are embedded in the binary: they change only with it.
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// httpError answers a failed request with a short plain-text reason.
+func (s *Server) httpError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, agentcore.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, agentcore.ErrBusy):
+		code = http.StatusConflict
+	case errors.Is(err, errBadRequest):
+		code = http.StatusBadRequest
+	}
+	if code == http.StatusInternalServerError {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	http.Error(w, strings.TrimSpace(err.Error()), code)
+}
+
+var errBadRequest = errors.New("bad request")

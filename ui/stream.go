@@ -1,0 +1,245 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/starfederation/datastar-go/datastar"
+
+	"parley/agentcore"
+	"parley/components"
+)
+
+// frame is the coalescing window of a chat stream: at most one patch per
+// message per frame, so a fast model (thousands of tokens a second) costs the
+// browser ~60 morphs a second, while a slow one gets each token at once.
+const frame = 16 * time.Millisecond
+
+// stream is the one long-lived stream of an open chat. It subscribes to the
+// thread (and, for the sidebar, to thread-level events of every thread),
+// sends the current state once, then patches what changed, coalesced per
+// frame. Terminal events are flushed at once. It never owns a run: closing it
+// stops nothing.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	context.AfterFunc(s.ctx, cancel)
+
+	threadSub := s.rt.Bus.Subscribe(id)
+	defer threadSub.Close()
+	listSub := s.rt.Bus.Subscribe("", agentcore.EventThread, agentcore.EventMessage,
+		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
+	defer listSub.Close()
+
+	v := &chatStream{s: s, id: id, sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}}
+	// Subscribed first, then the full state: nothing between the page load
+	// and this moment is lost, and what comes twice is idempotent.
+	if err := v.full(ctx); err != nil {
+		s.logStreamEnd(id, err)
+		return
+	}
+
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-threadSub.Ready():
+		case <-listSub.Ready():
+		case <-timerC:
+			timerC = nil
+		}
+		v.take(threadSub.Drain(), listSub.Drain())
+		if !v.dirty() {
+			continue
+		}
+		if wait := frame - time.Since(last); !v.urgent && wait > 0 {
+			if timerC == nil {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				timerC = timer.C
+			}
+			continue
+		}
+		last = time.Now()
+		if err := v.flush(ctx); err != nil {
+			s.logStreamEnd(id, err)
+			return
+		}
+	}
+}
+
+func (s *Server) logStreamEnd(id string, err error) {
+	if !errors.Is(err, context.Canceled) {
+		s.log.Debug("chat stream ended", "thread", id, "err", err)
+	}
+}
+
+// chatStream is the state of one open chat's stream: what the browser shows
+// and what has changed since the last patch.
+type chatStream struct {
+	s     *Server
+	id    string
+	sse   *datastar.ServerSentEventGenerator
+	shown map[string]bool // message ids in the browser's #messages
+
+	added    []string        // messages to append, in order
+	changed  map[string]bool // messages to re-render
+	sidebar  bool
+	header   bool
+	actions  bool
+	urgent   bool // a terminal event: flush now
+	finished []string
+}
+
+func (v *chatStream) take(thread, list []agentcore.Event) {
+	for _, e := range thread {
+		switch e.Type {
+		case agentcore.EventMessage:
+			if !v.shown[e.MessageID] && !contains(v.added, e.MessageID) {
+				v.added = append(v.added, e.MessageID)
+			}
+		case agentcore.EventTextDelta, agentcore.EventReasoningDelta:
+			v.change(e.MessageID)
+		case agentcore.EventStart:
+			v.actions = true
+			v.change(e.MessageID)
+		case agentcore.EventThread:
+			v.header = true
+		}
+		if e.Terminal() {
+			v.change(e.MessageID)
+			v.actions, v.urgent = true, true
+		}
+	}
+	if len(list) > 0 {
+		v.sidebar = true
+	}
+}
+
+func (v *chatStream) change(id string) {
+	if id == "" {
+		return
+	}
+	if v.changed == nil {
+		v.changed = map[string]bool{}
+	}
+	v.changed[id] = true
+}
+
+func (v *chatStream) dirty() bool {
+	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions
+}
+
+// full sends the whole chat: used once when the stream opens.
+func (v *chatStream) full(ctx context.Context) error {
+	t, err := v.s.rt.Store.GetThread(ctx, v.id)
+	if errors.Is(err, agentcore.ErrNotFound) {
+		return v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true}))
+	}
+	if err != nil {
+		return err
+	}
+	c, err := v.s.chat(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, m := range c.Messages {
+		v.shown[m.ID] = true
+	}
+	if err := v.sse.PatchElementTempl(components.Messages(c)); err != nil {
+		return err
+	}
+	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running)); err != nil {
+		return err
+	}
+	return v.patchSidebar(ctx)
+}
+
+// flush patches everything marked changed.
+func (v *chatStream) flush(ctx context.Context) error {
+	defer func() { v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false }()
+	t, err := v.s.rt.Store.GetThread(ctx, v.id)
+	if errors.Is(err, agentcore.ErrNotFound) {
+		if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {
+			return err
+		}
+		return v.patchSidebar(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	live, running := v.s.rt.Live(v.id)
+
+	for _, id := range v.added {
+		m, err := v.s.rt.Store.GetMessage(ctx, id)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		if len(v.shown) == 0 {
+			if err := v.sse.RemoveElementByID("messages-empty"); err != nil {
+				return err
+			}
+		}
+		v.shown[id] = true
+		delete(v.changed, id)
+		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running)),
+			datastar.WithSelectorID("messages"), datastar.WithModeAppend()); err != nil {
+			return err
+		}
+	}
+	for id := range v.changed {
+		if !v.shown[id] {
+			continue
+		}
+		var m agentcore.Message
+		if running && live.MessageID == id {
+			m = agentcore.Message{ID: id, Role: agentcore.RoleAssistant}
+		} else if m, err = v.s.rt.Store.GetMessage(ctx, id); err != nil {
+			continue
+		}
+		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running))); err != nil {
+			return err
+		}
+	}
+	if v.actions {
+		if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, running)); err != nil {
+			return err
+		}
+	}
+	if v.header {
+		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t)}
+		if err := v.sse.PatchElementTempl(components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
+			return err
+		}
+	}
+	if v.sidebar {
+		return v.patchSidebar(ctx)
+	}
+	return nil
+}
+
+func (v *chatStream) patchSidebar(ctx context.Context) error {
+	sb, err := v.s.sidebar(ctx, v.id)
+	if err != nil {
+		return err
+	}
+	return v.sse.PatchElementTempl(components.SidebarView(sb))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+
+	"parley/agentcore"
+	"parley/components"
+	"parley/ui/markdown"
+)
+
+// pageMessages is how many of a thread's latest messages a page shows.
+const pageMessages = 200
+
+// sidebar builds the thread list.
+func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar, error) {
+	threads, err := s.rt.Store.ListThreads(ctx, agentcore.ThreadQuery{Limit: 500})
+	if err != nil {
+		return components.Sidebar{}, fmt.Errorf("list threads: %w", err)
+	}
+	sb := components.Sidebar{ActiveID: active, Threads: make([]components.ThreadItem, 0, len(threads))}
+	now := time.Now()
+	for _, t := range threads {
+		_, running := s.rt.Live(t.ID)
+		sb.Threads = append(sb.Threads, components.ThreadItem{
+			ID: t.ID, Title: t.Title, Pinned: t.Pinned, Running: running, When: when(t.UpdatedAt, now),
+		})
+	}
+	return sb, nil
+}
+
+// chat builds an open thread's view.
+func (s *Server) chat(ctx context.Context, t agentcore.Thread) (components.Chat, error) {
+	msgs, err := s.rt.Store.ListMessages(ctx, t.ID, agentcore.MessageQuery{Limit: pageMessages, Last: true})
+	if err != nil {
+		return components.Chat{}, fmt.Errorf("list messages of %s: %w", t.ID, err)
+	}
+	live, running := s.rt.Live(t.ID)
+	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running}
+	for _, m := range msgs {
+		c.Messages = append(c.Messages, s.messageView(m, live, running))
+	}
+	return c, nil
+}
+
+// threadModel is the model a thread's next run uses.
+func (s *Server) threadModel(t agentcore.Thread) string {
+	if m, _ := t.Metadata["model"].(string); m != "" {
+		return m
+	}
+	if a, err := s.rt.Agent(""); err == nil {
+		return a.Model
+	}
+	return ""
+}
+
+// messageView renders one message; the run in progress overrides the
+// store's (up to 50 ms older) copy of the reply it is writing.
+func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running bool) components.Message {
+	if running && live.MessageID == m.ID {
+		m.Content, m.Status = live.Content, agentcore.StatusStreaming
+	}
+	v := components.Message{ID: m.ID, Role: string(m.Role), Status: string(m.Status)}
+	text := m.Content.Text()
+	if m.Role == agentcore.RoleUser {
+		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
+	} else {
+		v.HTML = markdown.Render(text)
+	}
+	meta := m.Content.Metadata
+	v.Model, _ = meta["model"].(string)
+	if m.Status == agentcore.StatusStreaming && running && live.MessageID == m.ID {
+		v.Model = live.Run.Model
+	}
+	switch m.Status {
+	case agentcore.StatusError:
+		v.Error, _ = meta["error"].(string)
+		if v.Error == "" {
+			v.Error = "unknown error"
+		}
+	case agentcore.StatusInterrupted:
+		if meta["stopped"] == "user" {
+			v.Note = "Stopped"
+		} else {
+			v.Note = "Interrupted — Parley stopped while this reply was being written"
+		}
+	case agentcore.StatusStreaming:
+		if !(running && live.MessageID == m.ID) {
+			// Stored as streaming but no run writes it: the run ended a
+			// moment ago; the final write is on its way.
+			v.Status = string(agentcore.StatusComplete)
+		}
+	}
+	return v
+}
+
+// when is a compact timestamp for the sidebar.
+func when(t, now time.Time) string {
+	t = t.Local()
+	switch {
+	case now.Sub(t) < 24*time.Hour && t.Day() == now.Day():
+		return t.Format("15:04")
+	case now.Sub(t) < 6*24*time.Hour:
+		return t.Format("Mon")
+	case t.Year() == now.Year():
+		return t.Format("2 Jan")
+	default:
+		return t.Format("Jan 2006")
+	}
+}
+
+// modelList is the picker's list with the current model first.
+func (s *Server) modelList(current string) []string {
+	out := []string{}
+	if current != "" {
+		out = append(out, current)
+	}
+	for _, m := range s.cfg.Models() {
+		if !strings.EqualFold(m, current) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
