@@ -14,6 +14,10 @@ import (
 // Version is set at build time with -ldflags "-X parley/app.Version=…".
 var Version = "dev"
 
+// Icon is the app icon as PNG, for the desktop window; package main sets it
+// from build/appicon.png (the file Wails packaging uses too).
+var Icon []byte
+
 const usage = `Parley — a local-first chat app for working with an AI agent.
 
 Usage:

@@ -46,7 +46,10 @@ type Options struct {
 	// Scripted, when set, serves demo/scripted instead of a server of the
 	// instance's own (tests push replies into it).
 	Scripted *scripted.Server
-	Log      *slog.Logger
+	// Auth guards the UI server; nil: ui.NewAuth(c.Token). The desktop
+	// shell passes its own to mint the window's launch secret.
+	Auth *ui.Auth
+	Log  *slog.Logger
 }
 
 // Open wires a Parley instance. Close it when done.
@@ -83,6 +86,10 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 			in.Demo = m.demo
 		}
 	}
+	auth := o.Auth
+	if auth == nil {
+		auth = ui.NewAuth(c.Token)
+	}
 	agent := &agentcore.Agent{
 		ID:           "parley",
 		Name:         "Parley",
@@ -100,7 +107,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 			return err
 		},
 		Demo: model == DemoModel,
-		Auth: ui.NewAuth(c.Token),
+		Auth: auth,
 		Log:  log,
 	})
 	if err != nil {

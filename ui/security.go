@@ -134,7 +134,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: with no-referrer browsers send
+		// "Origin: null" on form posts, which the Origin check must refuse.
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
 		if !s.hosts.has(r.Host) {
 			http.Error(w, "Parley: unknown Host "+r.Host+" (only the address Parley listens on is served)", http.StatusMisdirectedRequest)

@@ -166,7 +166,9 @@ func (v *chatStream) full(ctx context.Context) error {
 
 // flush patches everything marked changed.
 func (v *chatStream) flush(ctx context.Context) error {
-	defer func() { v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false }()
+	defer func() {
+		v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false
+	}()
 	t, err := v.s.rt.Store.GetThread(ctx, v.id)
 	if errors.Is(err, agentcore.ErrNotFound) {
 		if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {

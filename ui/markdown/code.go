@@ -109,7 +109,7 @@ func codeHTML(cb codeBlock, policy *bluemonday.Policy) string {
 	}
 	s := policy.Sanitize(highlight(cb.lang, cb.code))
 	if cb.final {
-		highlighted.put(key, s)
+		highlighted.put(key, s, len(key)+len(s))
 	}
 	return s
 }
@@ -117,14 +117,11 @@ func codeHTML(cb codeBlock, policy *bluemonday.Policy) string {
 // highlight returns code as chroma token spans, or just escaped when lang
 // names no lexer.
 func highlight(lang, code string) string {
-	if lang == "" {
-		return html.EscapeString(code)
-	}
-	lexer := lexers.Get(lang)
+	lexer := lexerFor(lang)
 	if lexer == nil {
 		return html.EscapeString(code)
 	}
-	tokens, err := chroma.Coalesce(lexer).Tokenise(nil, code)
+	tokens, err := lexer.Tokenise(nil, code)
 	if err != nil {
 		return html.EscapeString(code)
 	}
@@ -135,40 +132,60 @@ func highlight(lang, code string) string {
 	return b.String()
 }
 
-// highlightCacheBytes bounds the cache; a long session's worth of code
-// blocks fits, and when it fills it is simply emptied.
-const highlightCacheBytes = 8 << 20
+// lexerFor memoises lexers.Get: for a name that is no lexer's name or alias
+// it tries every lexer's filename globs, which takes milliseconds.
+func lexerFor(lang string) chroma.Lexer {
+	if lang == "" {
+		return nil
+	}
+	if l, ok := lexerMemo.get(lang); ok {
+		return l
+	}
+	l := lexers.Get(lang)
+	if l != nil {
+		l = chroma.Coalesce(l) // fewer, longer spans
+	}
+	lexerMemo.put(lang, l, 1)
+	return l
+}
 
-var highlighted = codeCache{max: highlightCacheBytes}
+var (
+	// highlighted holds sanitised code bodies by language and code. 8 MiB is
+	// a long session's worth of code blocks.
+	highlighted = memo[string]{max: 8 << 20}
+	// lexerMemo holds lexers by fence language, nil for unknown ones. Real
+	// language names are few; the bound only stops junk from piling up.
+	lexerMemo = memo[chroma.Lexer]{max: 1024}
+)
 
-type codeCache struct {
+// memo is a concurrency-safe map bounded by the summed cost of its entries.
+// When full it is emptied rather than evicting cleverly: both uses refill
+// cheaply from what the current frames need.
+type memo[V any] struct {
 	mu   sync.Mutex
-	m    map[string]string
-	size int
+	m    map[string]V
+	cost int
 	max  int
 }
 
-func (c *codeCache) get(key string) (string, bool) {
+func (c *memo[V]) get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.m[key]
-	return s, ok
+	v, ok := c.m[key]
+	return v, ok
 }
 
-func (c *codeCache) put(key, val string) {
+func (c *memo[V]) put(key string, v V, cost int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := len(key) + len(val)
-	if n > c.max {
+	if _, ok := c.m[key]; ok || cost > c.max {
 		return
 	}
-	if c.m == nil || c.size+n > c.max {
-		c.m, c.size = make(map[string]string), 0
+	if c.m == nil || c.cost+cost > c.max {
+		c.m, c.cost = make(map[string]V), 0
 	}
-	if _, ok := c.m[key]; !ok {
-		c.m[key] = val
-		c.size += n
-	}
+	c.m[key] = v
+	c.cost += cost
 }
 
 // copyButton carries no script: the page handles clicks on .copy by

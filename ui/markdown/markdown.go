@@ -15,10 +15,12 @@
 //   - Code blocks are wrapped for a copy button (see [CodeCSS] for colours);
 //     the page's own script handles clicks on .copy.
 //   - Everything goldmark and chroma produce passes through a bluemonday
-//     policy before leaving the package; only the copy button is added after.
+//     policy. Code bodies are sanitised on their own, so that finished blocks
+//     can be cached while a reply streams, and spliced into the sanitised
+//     document together with the copy buttons.
 //
-// Render is safe for concurrent use; the parser, highlighter and policy are
-// built once, on first use.
+// Render is safe for concurrent use; the parser and policy are built once,
+// on first use.
 package markdown
 
 import (

@@ -66,7 +66,7 @@ func TestRender(t *testing.T) {
 		{"raw img escaped", `<img src=x onerror=alert(1)>`, []string{"<p>&lt;img src=x onerror=alert(1)&gt;</p>"}, []string{"<img"}},
 		{"raw script escaped", "<script>alert(1)</script>", []string{"&lt;script&gt;alert(1)&lt;/script&gt;"}, []string{"<script"}},
 		{"html block escaped", "<div onclick=x>\nhi\n</div>", []string{"<p>&lt;div onclick=x&gt;<br>"}, []string{"<div onclick"}},
-		{"code-bar lookalike is text", `<div class="code-bar">x</div>`, nil, []string{"<button", `<div class="code-bar">`}},
+		{"code-bar lookalike is text", `<div class="code"><div class="code-bar">x</div></div>`, nil, []string{"<button", `<div class="code-bar">`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +107,19 @@ func TestRenderGolden(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("Render(testdata/reply.md) differs from %s (go test -update to accept):\n%s", golden, got)
+	}
+}
+
+// Only closed blocks are cached; the one still streaming changes every frame.
+func TestHighlightCacheOnlyFinal(t *testing.T) {
+	highlighted.reset()
+	Render("```go\nx := 1\n")
+	if n := len(highlighted.m); n != 0 {
+		t.Errorf("open block: %d cache entries, want 0", n)
+	}
+	Render("```go\nx := 1\n```\n\n```go\ny")
+	if n := len(highlighted.m); n != 1 {
+		t.Errorf("closed block then open block: %d cache entries, want 1", n)
 	}
 }
 
@@ -210,10 +223,10 @@ func BenchmarkRender(b *testing.B) {
 	})
 }
 
-func (c *codeCache) reset() {
+func (c *memo[V]) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m, c.size = nil, 0
+	c.m, c.cost = nil, 0
 }
 
 func TestBenchReplySize(t *testing.T) {

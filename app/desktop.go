@@ -1,0 +1,147 @@
+//go:build desktop
+
+package app
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"parley/ui"
+)
+
+// Window geometry: the sidebar (~260 px) plus a readable chat column.
+const (
+	windowWidth     = 1200
+	windowHeight    = 800
+	windowMinWidth  = 720
+	windowMinHeight = 480
+)
+
+// desktopCmd runs `parley desktop`: the web-mode server on a random loopback
+// port, shown in a Wails window. The window logs in with a one-time launch
+// secret; PARLEY_TOKEN, when set, additionally lets API clients in with
+// Authorization: Bearer (scripts and the desktop smoke test).
+func desktopCmd(args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags("desktop", args, stderr, false)
+	if err != nil {
+		return err
+	}
+	c.Token = os.Getenv("PARLEY_TOKEN")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return Desktop(ctx, c, Options{Log: log}, func(url string) {
+		fmt.Fprintf(stdout, "Parley desktop serving on %s\n", url)
+	})
+}
+
+// Desktop runs the desktop shell until its window closes or ctx ends. It
+// serves exactly what web mode serves, on 127.0.0.1 with a random port and
+// the Host/Origin checks of a loopback listener; the window is pointed at it
+// with a launch secret it exchanges once for an HttpOnly session cookie, so
+// no other local process can use the server without PARLEY_TOKEN. ready gets
+// the server's address (no secret in it) once it listens.
+func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen on 127.0.0.1: %w", err)
+	}
+	auth := ui.NewAuth(c.Token)
+	o.Auth = auth
+	in, err := Open(ctx, c, o)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer in.Close()
+
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	base := "http://127.0.0.1:" + port
+	launch := base + auth.LaunchPath()
+
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	served := make(chan error, 1)
+	go func() { served <- in.serve(serveCtx, ln, true, nil) }()
+	if ready != nil {
+		ready(base)
+	}
+
+	err = wails.Run(&options.App{
+		Title:            "Parley",
+		Width:            windowWidth,
+		Height:           windowHeight,
+		MinWidth:         windowMinWidth,
+		MinHeight:        windowMinHeight,
+		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
+		AssetServer:      &assetserver.Options{Handler: launchPage(launch)},
+		OnStartup: func(wctx context.Context) {
+			// A signal (or the caller) ends the window like its close button.
+			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
+		},
+		Linux: &linux.Options{
+			Icon:        Icon,
+			ProgramName: "parley",
+			// Software rendering: works on every driver and under Xvfb;
+			// a chat app gains nothing from the GPU.
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
+		Logger: wailsLog{in.Log},
+	})
+	// The window is gone: stop serving, then (deferred) stop every run and
+	// close the store, as on a web-mode shutdown.
+	stopServing()
+	serr := <-served
+	if err != nil {
+		return fmt.Errorf("desktop window: %w", err)
+	}
+	return serr
+}
+
+// launchPage is the window's start page, served from Wails' own asset
+// server: it replaces itself with the server's one-time login link, so the
+// secret is never in the history and "back" cannot reach it again.
+func launchPage(launch string) http.Handler {
+	page := launchTmpl
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" && r.URL.Path != "/index.html" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := page.Execute(w, launch); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+}
+
+var launchTmpl = template.Must(template.New("launch").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Parley</title>
+<script>location.replace({{.}});</script>
+</head><body style="font:16px system-ui,sans-serif;color:#555;padding:2em">Starting Parley…</body></html>`))
+
+// wailsLog sends Wails' log lines to Parley's logger.
+type wailsLog struct{ l *slog.Logger }
+
+func (w wailsLog) Print(m string)   { w.l.Info(m, "from", "wails") }
+func (w wailsLog) Trace(m string)   { w.l.Debug(m, "from", "wails") }
+func (w wailsLog) Debug(m string)   { w.l.Debug(m, "from", "wails") }
+func (w wailsLog) Info(m string)    { w.l.Info(m, "from", "wails") }
+func (w wailsLog) Warning(m string) { w.l.Warn(m, "from", "wails") }
+func (w wailsLog) Error(m string)   { w.l.Error(m, "from", "wails") }
+func (w wailsLog) Fatal(m string)   { w.l.Error(m, "from", "wails") }

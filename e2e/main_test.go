@@ -1,0 +1,207 @@
+// Package e2e drives the real Parley server with a real browser (Debian's
+// chromium through go-rod) and the scripted model server standing in for the
+// model. One browser is shared by every test; each test gets its own Parley,
+// data folder and incognito context.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/launcher"
+
+	"parley/agentcore"
+	"parley/agentcore/scripted"
+	"parley/app"
+)
+
+// chromiumBin is Debian's chromium; rod must never download a browser.
+const chromiumBin = "/usr/bin/chromium"
+
+// waitTimeout bounds every wait on the page.
+const waitTimeout = 15 * time.Second
+
+var benchFlag = flag.Bool("bench", false, "run the token-to-screen benchmarks (make bench)")
+
+var shared struct {
+	once    sync.Once
+	browser *rod.Browser
+	err     error
+	cleanup func()
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if shared.cleanup != nil {
+		shared.cleanup()
+	}
+	os.Exit(code)
+}
+
+// browser returns the shared headless chromium, launching it on first use.
+func browser(t testing.TB) *rod.Browser {
+	t.Helper()
+	shared.once.Do(func() {
+		if _, err := os.Stat(chromiumBin); err != nil {
+			shared.err = fmt.Errorf("chromium is not installed at %s (apt-get install chromium; .ci/run does it): %w", chromiumBin, err)
+			return
+		}
+		l := launcher.New().Bin(chromiumBin).Headless(true).NoSandbox(true).Leakless(false).
+			Set("disable-gpu").Set("disable-background-networking").Set("disable-component-update").
+			Set("disable-sync").Set("no-first-run").Set("disable-quic").
+			Set("disable-background-timer-throttling").Set("disable-renderer-backgrounding").
+			Set("disable-backgrounding-occluded-windows")
+		u, err := l.Launch()
+		if err != nil {
+			shared.err = fmt.Errorf("launch chromium: %w", err)
+			return
+		}
+		b := rod.New().ControlURL(u)
+		if err := b.Connect(); err != nil {
+			shared.err = fmt.Errorf("connect to chromium: %w", err)
+			return
+		}
+		shared.browser = b
+		shared.cleanup = func() { _ = b.Close(); l.Kill(); l.Cleanup() }
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.browser
+}
+
+// parley is one running Parley with its scripted model.
+type parley struct {
+	t     testing.TB
+	URL   string
+	Model *scripted.Server
+	In    *app.Instance
+}
+
+// startParley runs a real Parley on a free loopback port, on the scripted
+// model, with its own data folder.
+func startParley(t testing.TB) *parley {
+	t.Helper()
+	model := scripted.NewServer()
+	t.Cleanup(model.Close)
+	model.SetDefault(func(scripted.Request) scripted.Reply {
+		return scripted.Reply{Text: "Default scripted reply."}
+	})
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	in, err := app.Open(ctx, app.Config{
+		DataDir: dir, Workspace: dir, Model: app.DemoModel,
+		Getenv: func(string) string { return "" },
+	}, app.Options{Scripted: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- in.ServeOn(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		in.Close()
+	})
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return &parley{t: t, URL: "http://127.0.0.1:" + port, Model: model, In: in}
+}
+
+// page opens path in a fresh incognito context of the shared browser.
+func (p *parley) page(path string) *rod.Page {
+	p.t.Helper()
+	b := browser(p.t).MustIncognito()
+	p.t.Cleanup(func() { _ = b.Close() })
+	pg := b.MustPage(p.URL + path)
+	pg.MustWaitLoad()
+	return pg
+}
+
+// newThread makes an empty thread and returns its id.
+func (p *parley) newThread() string {
+	p.t.Helper()
+	th, err := p.In.Runtime.CreateThread(context.Background(), agentcore.Thread{ResourceID: "default"})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return th.ID
+}
+
+// messages returns a thread's stored messages.
+func (p *parley) messages(threadID string) []agentcore.Message {
+	p.t.Helper()
+	ms, err := p.In.Store.ListMessages(context.Background(), threadID, agentcore.MessageQuery{})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return ms
+}
+
+// waitJS waits until the JS predicate is true on the page.
+func waitJS(t testing.TB, pg *rod.Page, js string, args ...any) {
+	t.Helper()
+	if err := pg.Timeout(waitTimeout).Wait(rod.Eval(js, args...)); err != nil {
+		t.Fatalf("waiting for %s: %v", js, err)
+	}
+}
+
+// evalString evaluates a JS function returning a string.
+func evalString(pg *rod.Page, js string, args ...any) string {
+	return pg.MustEval(js, args...).String()
+}
+
+// recordStates installs, on every new document of the page, an observer that
+// records each distinct text of the last assistant message as it changes.
+func recordStates(pg *rod.Page) {
+	pg.MustEvalOnNewDocument(`
+		window.__states = [];
+		new MutationObserver(() => {
+			const els = document.querySelectorAll('#messages .msg-assistant .msg-body');
+			const el = els[els.length - 1];
+			if (!el) return;
+			const s = el.innerText.trim();
+			if (s && window.__states[window.__states.length - 1] !== s) window.__states.push(s);
+		}).observe(document, {subtree: true, childList: true, characterData: true});
+	`)
+}
+
+// states returns what recordStates saw.
+func states(pg *rod.Page) []string {
+	var out []string
+	for _, v := range pg.MustEval(`() => window.__states || []`).Arr() {
+		out = append(out, v.String())
+	}
+	return out
+}
+
+// words makes a reply of n distinct words.
+func words(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "word%03d ", i)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// artifact is where a test leaves a screenshot for people to look at.
+func artifact(name string) string {
+	dir := filepath.Join("artifacts")
+	_ = os.MkdirAll(dir, 0o755)
+	return filepath.Join(dir, name)
+}
