@@ -3,11 +3,16 @@
 package main
 
 import (
+	_ "embed"
 	"os"
 
 	"parley/app"
 )
 
+//go:embed build/appicon.png
+var appIcon []byte
+
 func main() {
+	app.Icon = appIcon
 	os.Exit(app.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -231,7 +231,12 @@ func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
 		history = history[:len(history)-1]
 	}
 
-	lastFlush := time.Now()
+	// The store is written from a goroutine of its own: a slow disk must
+	// never delay a token on its way to the screen.
+	dirty, stop, flushed := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go rt.flusher(l, dirty, stop, flushed)
+
+	last := Event{Type: EventError, Error: "the run ended without a finish"}
 	for e := range agent.Stream(ctx, history, StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID}) {
 		e.MessageID = l.msgID
 		switch e.Type {
@@ -245,17 +250,40 @@ func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
 			l.mu.Unlock()
 		}
 		if e.Terminal() {
-			rt.finish(l, e)
-			return
+			last = e
+			break
 		}
 		rt.Bus.Publish(e)
-		if time.Since(lastFlush) >= flushInterval {
-			lastFlush = time.Now()
-			rt.write(l, StatusStreaming, nil)
+		select {
+		case dirty <- struct{}{}:
+		default:
 		}
 	}
-	// Stream ends with a terminal event by contract; guard anyway.
-	rt.finish(l, Event{Type: EventError, Error: "the run ended without a finish"})
+	close(stop)
+	<-flushed // no streaming write may land after the final one
+	rt.finish(l, last)
+}
+
+// flusher writes the streaming reply when dirty is signalled, at most every
+// flushInterval, until stop is closed; then it closes flushed.
+func (rt *Runtime) flusher(l *liveRun, dirty, stop <-chan struct{}, flushed chan<- struct{}) {
+	defer close(flushed)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-dirty:
+		}
+		rt.write(l, StatusStreaming, nil)
+		t.Reset(flushInterval)
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // finish writes the final state of the reply and the run, then publishes the

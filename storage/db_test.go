@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"parley/agentcore"
@@ -161,6 +162,9 @@ func TestInterruptedAtStartUp(t *testing.T) {
 		if id == streaming.ID && m.Content.Text() != "half a sen" {
 			t.Errorf("interrupted message lost its text: %q", m.Content.Text())
 		}
+	}
+	if got := search(t, db, "half"); !reflect.DeepEqual(got, []string{streaming.ID}) {
+		t.Errorf("search half = %v; want the interrupted message indexed", got)
 	}
 	r, err := db.GetRun(ctx, "run-1")
 	if err != nil {

@@ -136,6 +136,12 @@ func TestSearchIndex(t *testing.T) {
 			ToolName: "grep", Args: []byte(`{"pattern":"needle"}`)}},
 		{Type: "text", Text: "and an okapi"},
 	}}
+	if got := search(t, db, "cafe"); len(got) != 0 {
+		t.Errorf("search finds a message still streaming: %v", got)
+	}
+	if err := db.UpdateMessage(ctx, m.ID, agentcore.TextContent("Café"), agentcore.StatusComplete); err != nil {
+		t.Fatal(err)
+	}
 	if got := search(t, db, "cafe"); !reflect.DeepEqual(got, []string{m.ID}) {
 		t.Errorf("search cafe (diacritics folded) = %v", got)
 	}
@@ -281,7 +287,7 @@ func TestConcurrentStreaming(t *testing.T) {
 // every flush interval. After maxTokens updates a new message starts, so
 // the size stays that of a long answer however large b.N is.
 func BenchmarkUpdateMessage(b *testing.B) {
-	const maxTokens = 2000 // ~16 KB of text, a long answer
+	const maxTokens = 2000 // ~18 KB of text, a long answer
 	ctx := context.Background()
 	db := openTest(b)
 	th := mustThread(b, db, agentcore.Thread{})

@@ -1,6 +1,218 @@
 package ui
 
-import "net/http"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"parley/agentcore"
+)
+
+// The JSON API speaks Mastra's server shape (npm @mastra/server,
+// dist/server/handlers/agents.js and memory.js, and the route schemas in
+// dist/server/schemas): same paths, bodies, responses and error bodies
+// ({"error": "…"}), so Mastra's own clients (the mastra CLI,
+// @mastra/client-js) work against Parley unchanged.
+
+// maxAPIBody bounds a request body: a chat message, not an upload.
+const maxAPIBody = 4 << 20
 
 // apiRoutes registers the JSON API in Mastra's server shape.
-func (s *Server) apiRoutes(mux *http.ServeMux) {}
+func (s *Server) apiRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/agents", s.api(s.apiListAgents))
+	mux.HandleFunc("GET /api/agents/{agentId}", s.api(s.apiGetAgent))
+	mux.HandleFunc("POST /api/agents/{agentId}/generate", s.api(s.apiGenerate))
+	mux.HandleFunc("POST /api/agents/{agentId}/stream", s.apiStream)
+	mux.HandleFunc("GET /api/memory/threads", s.api(s.apiListThreads))
+	mux.HandleFunc("POST /api/memory/threads", s.api(s.apiCreateThread))
+	mux.HandleFunc("GET /api/memory/threads/{threadId}", s.api(s.apiGetThread))
+	mux.HandleFunc("PATCH /api/memory/threads/{threadId}", s.api(s.apiUpdateThread))
+	mux.HandleFunc("DELETE /api/memory/threads/{threadId}", s.api(s.apiDeleteThread))
+	mux.HandleFunc("GET /api/memory/threads/{threadId}/messages", s.api(s.apiListMessages))
+	mux.HandleFunc("/api/", s.api(func(r *http.Request) (any, error) {
+		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("Parley has no API route %s %s", r.Method, r.URL.Path)}
+	}))
+}
+
+// apiError is an error with the HTTP status it answers with.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
+}
+
+// api adapts a handler returning a JSON value or an error.
+func (s *Server) api(h func(r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := h(r)
+		if err != nil {
+			s.apiFail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
+}
+
+// apiFail answers with Mastra's error body, {"error": "…"}.
+func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the client is gone
+	}
+	code := http.StatusInternalServerError
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		code = ae.status
+	case errors.Is(err, agentcore.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, agentcore.ErrBusy):
+		code = http.StatusConflict
+	case errors.Is(err, errBadRequest):
+		code = http.StatusBadRequest
+	}
+	if code == http.StatusInternalServerError {
+		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decodeBody reads a JSON object into v, naming what is wrong if it cannot.
+func decodeBody(r *http.Request, v any) error {
+	err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxAPIBody)).Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF):
+		return badRequest("Invalid request body: it is empty, want a JSON object")
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return badRequest("Invalid request body: want a JSON object, not %s", typeErr.Value)
+	case errors.As(err, &typeErr):
+		return badRequest("Invalid request body: %s must be %s, not %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &tooBig):
+		return &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large (limit %d bytes)", tooBig.Limit)}
+	}
+	return badRequest("Invalid request body: %v", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonType names a Go kind the way a JSON client thinks of it.
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// agentView is Mastra's serialized agent (serializedAgentSchema). Parley's
+// agents have no tools, sub-agents, workflows or processors yet: those are
+// present and empty, as Mastra sends them.
+type agentView struct {
+	ID               string         `json:"id,omitempty"` // in the list only, as Mastra does
+	Name             string         `json:"name"`
+	Description      string         `json:"description,omitempty"`
+	Instructions     any            `json:"instructions"`
+	Tools            map[string]any `json:"tools"`
+	Agents           map[string]any `json:"agents"`
+	Workflows        map[string]any `json:"workflows"`
+	Skills           []any          `json:"skills"`
+	WorkspaceTools   []string       `json:"workspaceTools"`
+	BrowserTools     []string       `json:"browserTools"`
+	HasBrowser       bool           `json:"hasBrowser"`
+	InputProcessors  []any          `json:"inputProcessors"`
+	OutputProcessors []any          `json:"outputProcessors"`
+	Provider         string         `json:"provider,omitempty"`
+	ModelID          string         `json:"modelId,omitempty"`
+	SupportsMemory   bool           `json:"supportsMemory"`
+	Source           string         `json:"source"`
+}
+
+func newAgentView(a *agentcore.Agent) agentView {
+	// One system message is shown as the string it was; more as the list.
+	var instructions any = a.Instructions
+	if len(a.Instructions) == 1 {
+		instructions = a.Instructions[0].Content
+	}
+	provider, modelID := splitModel(a.Model)
+	return agentView{
+		Name: a.Name, Description: a.Description, Instructions: instructions,
+		Tools: map[string]any{}, Agents: map[string]any{}, Workflows: map[string]any{},
+		Skills: []any{}, WorkspaceTools: []string{}, BrowserTools: []string{},
+		InputProcessors: []any{}, OutputProcessors: []any{},
+		Provider: provider, ModelID: modelID, SupportsMemory: true, Source: "code",
+	}
+}
+
+// splitModel splits "provider/model" as Mastra's parseModelString does: at
+// the first slash ("openrouter/anthropic/x" is provider openrouter).
+func splitModel(spec string) (provider, modelID string) {
+	provider, modelID, ok := strings.Cut(spec, "/")
+	if !ok {
+		return "", spec
+	}
+	return provider, modelID
+}
+
+// apiListAgents answers GET /api/agents: an object keyed by agent id.
+func (s *Server) apiListAgents(r *http.Request) (any, error) {
+	out := map[string]agentView{}
+	for _, a := range s.rt.Agents() {
+		v := newAgentView(a)
+		v.ID = a.ID
+		out[a.ID] = v
+	}
+	return out, nil
+}
+
+func (s *Server) apiGetAgent(r *http.Request) (any, error) {
+	a, err := s.apiAgent(r.PathValue("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	return newAgentView(a), nil
+}
+
+// apiAgent finds an agent by id, with Mastra's 404 text.
+func (s *Server) apiAgent(id string) (*agentcore.Agent, error) {
+	if id == "" {
+		return nil, badRequest("Agent ID is required")
+	}
+	a, err := s.rt.Agent(id)
+	if err != nil {
+		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("Agent with id %s not found", id)}
+	}
+	return a, nil
+}
+
+// threadIDPattern limits the thread ids a client may choose: they end up in
+// URLs (/t/<id>) and DOM ids unescaped.
+var threadIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+func checkThreadID(id string) error {
+	if !threadIDPattern.MatchString(id) {
+		return badRequest("threadId %q: use 1 to 128 letters, digits, '-' or '_'", id)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,8 +78,18 @@ func (a *Auth) exchange(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	// Not a redirect: when the login link was opened from another site (the
+	// desktop window's start page, a link in a chat), every hop of that
+	// navigation counts as cross-site and a redirect to / would arrive
+	// without the Strict cookie. A refresh from this page is same-site, and
+	// replaces the login link in the history.
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	io.WriteString(w, loggedIn)
 }
+
+const loggedIn = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Parley</title>` +
+	`<meta http-equiv="refresh" content="0;url=/"></head><body><a href="/">Continue to Parley</a></body></html>`
 
 // allowed reports whether r carries the token or a live session.
 func (a *Auth) allowed(r *http.Request) bool {

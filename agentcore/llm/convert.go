@@ -59,12 +59,9 @@ func toCall(req Request, provider string) (fantasy.Call, error) {
 		}
 	}
 	for _, t := range req.Tools {
-		schema := map[string]any{"type": "object", "properties": map[string]any{}}
-		if len(t.InputSchema) > 0 {
-			schema = nil
-			if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-				return call, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
-			}
+		schema, err := inputSchema(t.InputSchema)
+		if err != nil {
+			return call, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 		}
 		call.Tools = append(call.Tools, fantasy.FunctionTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
@@ -77,6 +74,45 @@ func toCall(req Request, provider string) (fantasy.Call, error) {
 	}
 	call.Temperature = req.Temperature
 	return call, nil
+}
+
+// inputSchema decodes a tool's JSON Schema into the map fantasy wants.
+// fantasy's anthropic and google adapters read "required" only as a
+// []string and silently drop the []any that encoding/json produces, so
+// every "required" list is turned into []string.
+func inputSchema(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, err
+	}
+	fixRequired(schema)
+	return schema, nil
+}
+
+func fixRequired(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if list, ok := e.([]any); ok && k == "required" {
+				names := make([]string, 0, len(list))
+				for _, n := range list {
+					if s, ok := n.(string); ok {
+						names = append(names, s)
+					}
+				}
+				v[k] = names
+				continue
+			}
+			fixRequired(e)
+		}
+	case []any:
+		for _, e := range v {
+			fixRequired(e)
+		}
+	}
 }
 
 // converter maps fantasy's stream parts to Parts, one stream at a time.

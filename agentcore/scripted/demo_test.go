@@ -17,7 +17,7 @@ func TestDemo(t *testing.T) {
 	r := Demo(demoRequest("How do I\nrename a thread?"))
 	for _, want := range []string{
 		"scripted", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "--model", // says what it is and how to leave
-		"> How do I rename a thread?", // quotes the user on one line
+		"> How do I rename a thread?",             // quotes the user on one line
 		"**", "### ", "\n1. ", "|---|", "```go\n", // shows off markdown
 	} {
 		if !strings.Contains(r.Text, want) {

@@ -491,10 +491,10 @@ func TestConcurrentRequests(t *testing.T) {
 
 func TestSplitKeepsText(t *testing.T) {
 	tests := map[string][]string{
-		"":                {},
-		"Hello, world!":   {"Hello", ",", " world", "!"},
+		"":                 {},
+		"Hello, world!":    {"Hello", ",", " world", "!"},
 		"  don't\n\nstop ": {"  don't", "\n\nstop", " "},
-		"a→b":             {"a", "→", "b"},
+		"a→b":              {"a", "→", "b"},
 	}
 	for in, want := range tests {
 		got := split(in)

@@ -59,12 +59,15 @@ CREATE TABLE runs (
 CREATE INDEX runs_by_thread ON runs (thread_id, started_at);
 CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
 
--- Full-text index over the plain text of each message (the concatenated
--- text parts, as agentcore.Content.Text). rowid is messages.pk. The triggers
--- keep it in step with every write, cascaded deletes included.
+-- Full-text index over the plain text of each message (its text parts
+-- concatenated, as agentcore.Content.Text); rowid is messages.pk. A message
+-- is indexed once it stops streaming: re-indexing the whole growing text on
+-- every streamed flush would triple the cost of that write, and nobody
+-- searches a half-written answer. Start-up recovery changes the status of
+-- crashed streams, so they are indexed too.
 CREATE VIRTUAL TABLE messages_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');
 
-CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
 	INSERT INTO messages_fts (rowid, text) VALUES (new.pk, (
 		SELECT coalesce(group_concat(p.value ->> 'text', ''), '')
 		FROM json_each(new.content, '$.parts') AS p
@@ -72,12 +75,13 @@ CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
 	));
 END;
 
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
-	UPDATE messages_fts SET text = (
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, status ON messages
+WHEN new.status <> 'streaming' BEGIN
+	INSERT OR REPLACE INTO messages_fts (rowid, text) VALUES (new.pk, (
 		SELECT coalesce(group_concat(p.value ->> 'text', ''), '')
 		FROM json_each(new.content, '$.parts') AS p
 		WHERE p.value ->> 'type' = 'text'
-	) WHERE rowid = new.pk;
+	));
 END;
 
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN

@@ -185,7 +185,7 @@ func writeAnchor(w util.BufWriter, href []byte, open bool) {
 
 // linkAttrs go on every link. Replies are read inside the app, so a link must
 // never replace the app's page, and the destination learns nothing about it.
-const linkAttrs = `rel="nofollow noopener noreferrer" target="_blank"`
+const linkAttrs = `rel="` + linkRel + `" target="_blank"`
 
 // linkURL resolves entities in a link destination and percent-encodes it, as
 // goldmark would, then accepts it only if it is an absolute http(s) URL with a

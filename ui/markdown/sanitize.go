@@ -9,8 +9,9 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 )
 
-// newPolicy is bluemonday's UGC policy narrowed to what our renderer emits.
-// It is the second line of defence: the renderer already escapes raw HTML
+// newPolicy is bluemonday's UGC policy fitted to what the renderer emits:
+// no relative URLs, plus the link, checkbox and code-block attributes. It is
+// the second line of defence: the renderer already escapes raw HTML
 // and drops unsafe links, but nothing leaves the package without this pass.
 func newPolicy() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()

@@ -1,0 +1,489 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/agentcore"
+	"parley/agentcore/scripted"
+)
+
+const (
+	// desktopStartTimeout bounds each start-up step: the address line, the
+	// window, the home page drawn in it.
+	desktopStartTimeout = 20 * time.Second
+	// desktopReplyTimeout bounds the demo reply (~14 s at its scripted pace).
+	desktopReplyTimeout = 40 * time.Second
+	// desktopShotEvery spaces the screenshots taken while the reply streams.
+	desktopShotEvery = 700 * time.Millisecond
+	// desktopChanged is how many pixels must differ between two screenshots
+	// for the window to count as redrawn: a line of new text is thousands,
+	// the blinking stream cursor (8×17 px) is not.
+	desktopChanged = 1500
+	// desktopPrompt is what the test types into the window.
+	desktopPrompt = "Hello from the desktop smoke test"
+)
+
+// The desktop binary starts under X, shows Parley in a window, and a message
+// typed into that window gets the demo model's reply streamed into it.
+//
+// What is proven, and how:
+//   - the window loads the app: its home page, with the brand-coloured Send
+//     button and icon, is drawn (pixels), and keystrokes typed with xdotool
+//     reach its composer (the stored user message is exactly the typed text);
+//   - pressing Enter in the window starts the run (the thread and reply
+//     appear through the JSON API, read with the PARLEY_TOKEN bearer token:
+//     the window itself is logged in by its one-time launch secret);
+//   - the reply streams into the window: while the API shows the reply still
+//     incomplete, successive screenshots keep changing (a page that stopped
+//     getting patches would stand still; a navigation happens once);
+//   - the stream's end reaches the window: after the reply is complete the
+//     window settles (the streaming cursor is gone) and the final screenshot
+//     is not blank and differs from the one before sending;
+//   - SIGTERM closes the window and the process exits 0.
+//
+// Screenshots land in e2e/artifacts/desktop-*.png for people to look at.
+func TestDesktopSmoke(t *testing.T) {
+	bin := os.Getenv("PARLEY_DESKTOP_BIN")
+	if bin == "" {
+		t.Fatal("PARLEY_DESKTOP_BIN is not set: build the window with `make desktop` and run this test with `make e2e` (it sets PARLEY_DESKTOP_BIN and runs under xvfb-run)")
+	}
+	if os.Getenv("DISPLAY") == "" {
+		t.Fatal("DISPLAY is not set: the desktop smoke test needs an X server; run it with `make e2e` (xvfb-run -a)")
+	}
+	for _, tool := range []string{"xdotool", "import"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is not installed (apt-get install xdotool imagemagick; .ci/run does it): %v", tool, err)
+		}
+	}
+	if !filepath.IsAbs(bin) {
+		t.Fatalf("PARLEY_DESKTOP_BIN must be an absolute path, not %q", bin)
+	}
+
+	d := startDesktop(t, bin)
+	win := d.waitWindow()
+
+	// The home page is drawn once the brand colour (icon, Send button) shows.
+	home := d.waitShot("the home page in the window", func(img image.Image) bool {
+		return accentPixels(img) > 1000
+	})
+	saveShot(t, home, "desktop-1-home.png")
+
+	d.xdo("windowfocus", "--sync", win)
+	d.xdo("type", "--delay", "20", desktopPrompt)
+	typed := d.waitShot("the typed text in the composer", func(img image.Image) bool {
+		return changedPixels(home.img, img) > 200
+	})
+	saveShot(t, typed, "desktop-2-typed.png")
+	d.xdo("key", "Return")
+
+	// Watch the window while the run writes the reply.
+	want := scripted.Demo(scripted.Request{Messages: []scripted.Message{{Role: "user", Content: desktopPrompt}}}).Text
+	var (
+		threadID string
+		shots    []desktopShot // taken while the reply was incomplete
+		last     time.Time
+		deadline = time.Now().Add(desktopReplyTimeout)
+	)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("no complete reply within %s (thread %q, %d screenshots)", desktopReplyTimeout, threadID, len(shots))
+		}
+		if threadID == "" {
+			threadID = d.onlyThread()
+			if threadID == "" {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+		}
+		user, reply := d.texts(threadID)
+		if user != "" && user != desktopPrompt {
+			t.Fatalf("the stored user message is %q, want the typed %q", user, desktopPrompt)
+		}
+		if reply == want {
+			break
+		}
+		if reply != "" && !strings.HasPrefix(want, reply) {
+			t.Fatalf("the reply so far is not a prefix of the demo reply:\n%q", reply)
+		}
+		if time.Since(last) >= desktopShotEvery {
+			last = time.Now()
+			s := d.shot()
+			s.replyLen = len(reply)
+			shots = append(shots, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	redraws := 0
+	for i := 1; i < len(shots); i++ {
+		if changedPixels(shots[i-1].img, shots[i].img) > desktopChanged {
+			redraws++
+		}
+	}
+	for i, s := range shots {
+		if i == len(shots)/3 || i == 2*len(shots)/3 {
+			saveShot(t, s, fmt.Sprintf("desktop-3-streaming-%d.png", i))
+		}
+	}
+	// One redraw can be the navigation to the new thread; the rest are the
+	// window's stream patching the reply in.
+	if redraws < 4 {
+		t.Fatalf("the window was redrawn %d times in %d screenshots while the reply streamed, want at least 4: the reply did not stream into the window", redraws, len(shots))
+	}
+
+	// The finish reaches the window too: it settles without the cursor.
+	final := d.waitStable()
+	saveShot(t, final, "desktop-4-final.png")
+	if top, colours := colourSpread(final.img); top > 0.85 || colours < 100 {
+		t.Fatalf("the final screenshot looks blank: one colour covers %.0f%%, %d colours", top*100, colours)
+	}
+	if n := changedPixels(typed.img, final.img); n < 20*desktopChanged {
+		t.Fatalf("the final screenshot differs from the one before sending by only %d pixels", n)
+	}
+
+	d.stop()
+}
+
+// desktop is one running parley-desktop.
+type desktop struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	url    string
+	token  string
+	stderr *lockedBuffer
+	exited chan struct{}
+	err    error // Wait's result, once exited is closed
+}
+
+// startDesktop runs bin in demo mode with its own data folder, and an API
+// token so the test can read threads over HTTP.
+func startDesktop(t *testing.T, bin string) *desktop {
+	t.Helper()
+	dir := t.TempDir()
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	d := &desktop{t: t, token: hex.EncodeToString(b[:]), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	d.cmd = exec.Command(bin, "desktop", "--demo", "--data", filepath.Join(dir, "data"), "--workspace", dir)
+	d.cmd.Env = append(os.Environ(),
+		"PARLEY_TOKEN="+d.token,
+		// WebKit's caches and state stay in the test's folder.
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "share"),
+	)
+	d.cmd.Stderr = d.stderr
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		d.err = d.cmd.Wait()
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+		default:
+			_ = d.cmd.Process.Kill()
+			<-d.exited
+		}
+		if t.Failed() {
+			t.Logf("parley-desktop stderr:\n%s", d.stderr.String())
+		}
+	})
+
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "Parley desktop serving on "); ok {
+				urls <- strings.TrimSpace(u)
+			}
+		}
+	}()
+	select {
+	case d.url = <-urls:
+	case <-d.exited:
+		t.Fatalf("parley-desktop exited before serving (%v):\n%s", d.err, d.stderr.String())
+	case <-time.After(desktopStartTimeout):
+		t.Fatalf("parley-desktop printed no \"Parley desktop serving on\" line within %s", desktopStartTimeout)
+	}
+	if u, err := url.Parse(d.url); err != nil || u.Hostname() != "127.0.0.1" || u.Port() == "" {
+		t.Fatalf("parley-desktop serves on %q, want http://127.0.0.1:PORT", d.url)
+	}
+	// Without the token the server refuses: only the window (launch
+	// secret) and token holders get in.
+	resp, err := http.Get(d.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET / without credentials: %s, want 401", resp.Status)
+	}
+	return d
+}
+
+// waitWindow returns the X id of the window titled Parley.
+func (d *desktop) waitWindow() string {
+	d.t.Helper()
+	deadline := time.Now().Add(desktopStartTimeout)
+	for time.Now().Before(deadline) {
+		out, _ := exec.Command("xdotool", "search", "--onlyvisible", "--name", "^Parley$").Output()
+		if ids := strings.Fields(string(out)); len(ids) > 0 {
+			return ids[0]
+		}
+		select {
+		case <-d.exited:
+			d.t.Fatalf("parley-desktop exited before its window showed (%v)", d.err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	d.t.Fatalf("no visible window titled Parley within %s", desktopStartTimeout)
+	return ""
+}
+
+func (d *desktop) xdo(args ...string) {
+	d.t.Helper()
+	if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
+		d.t.Fatalf("xdotool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// desktopShot is one screenshot of the whole X screen.
+type desktopShot struct {
+	png      []byte
+	img      image.Image
+	replyLen int // bytes of the reply stored when it was taken
+}
+
+func (d *desktop) shot() desktopShot {
+	d.t.Helper()
+	out, err := exec.Command("import", "-window", "root", "png:-").Output()
+	if err != nil {
+		d.t.Fatalf("screenshot (import -window root): %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(out))
+	if err != nil {
+		d.t.Fatalf("decode screenshot: %v", err)
+	}
+	return desktopShot{png: out, img: img}
+}
+
+// waitShot takes screenshots until ok accepts one.
+func (d *desktop) waitShot(what string, ok func(image.Image) bool) desktopShot {
+	d.t.Helper()
+	deadline := time.Now().Add(desktopStartTimeout)
+	for {
+		s := d.shot()
+		if ok(s.img) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			saveShot(d.t, s, "desktop-timeout.png")
+			d.t.Fatalf("the window did not show %s within %s (see artifacts/desktop-timeout.png)", what, desktopStartTimeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitStable waits until three screenshots 400 ms apart are the same: the
+// stream cursor, which blinks every 500 ms while a reply streams, is gone.
+func (d *desktop) waitStable() desktopShot {
+	d.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	prev := d.shot()
+	same := 0
+	for same < 2 {
+		if time.Now().After(deadline) {
+			saveShot(d.t, prev, "desktop-timeout.png")
+			d.t.Fatal("the window kept changing after the reply was complete: it did not get the end of the stream")
+		}
+		time.Sleep(400 * time.Millisecond)
+		s := d.shot()
+		if changedPixels(prev.img, s.img) == 0 {
+			same++
+		} else {
+			same = 0
+		}
+		prev = s
+	}
+	return prev
+}
+
+// api GETs path with the bearer token and decodes the JSON answer.
+func (d *desktop) api(path string, v any) {
+	d.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, d.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		d.t.Fatalf("GET %s: %s\n%s", path, resp.Status, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		d.t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+}
+
+// onlyThread returns the id of the one thread, "" while there is none.
+func (d *desktop) onlyThread() string {
+	d.t.Helper()
+	var list struct {
+		Threads []agentcore.Thread `json:"threads"`
+	}
+	d.api("/api/memory/threads?resourceId=default", &list)
+	switch len(list.Threads) {
+	case 0:
+		return ""
+	case 1:
+		return list.Threads[0].ID
+	}
+	d.t.Fatalf("%d threads, want the one made from the window", len(list.Threads))
+	return ""
+}
+
+// texts returns the thread's first user message and first reply, as far as
+// they are written.
+func (d *desktop) texts(threadID string) (user, reply string) {
+	d.t.Helper()
+	var list struct {
+		Messages []agentcore.Message `json:"messages"`
+	}
+	d.api("/api/memory/threads/"+threadID+"/messages?perPage=false", &list)
+	for _, m := range list.Messages {
+		switch {
+		case m.Role == agentcore.RoleUser && user == "":
+			user = m.Content.Text()
+		case m.Role == agentcore.RoleAssistant && reply == "":
+			reply = m.Content.Text()
+		}
+	}
+	return user, reply
+}
+
+// stop sends SIGTERM, as a session ending would: the window closes, runs
+// stop, the store closes, and the process exits 0.
+func (d *desktop) stop() {
+	d.t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		d.t.Fatal(err)
+	}
+	select {
+	case <-d.exited:
+	case <-time.After(10 * time.Second):
+		d.t.Fatal("parley-desktop did not exit within 10 s of SIGTERM")
+	}
+	var exit *exec.ExitError
+	if errors.As(d.err, &exit) || d.err != nil {
+		d.t.Fatalf("parley-desktop exited with %v after SIGTERM:\n%s", d.err, d.stderr.String())
+	}
+	if s := d.stderr.String(); strings.Contains(s, "panic:") || strings.Contains(s, "level=ERROR") {
+		d.t.Fatalf("parley-desktop logged an error:\n%s", s)
+	}
+}
+
+func saveShot(t testing.TB, s desktopShot, name string) {
+	if err := os.WriteFile(artifact(name), s.png, 0o644); err != nil {
+		t.Errorf("save %s: %v", name, err)
+	}
+}
+
+// changedPixels counts the pixels that differ between two same-size images.
+func changedPixels(a, b image.Image) int {
+	if a.Bounds() != b.Bounds() {
+		return a.Bounds().Dx() * a.Bounds().Dy()
+	}
+	n := 0
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.At(x, y) != b.At(x, y) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// accentPixels counts pixels of Parley's brand colour (#4f46e5).
+func accentPixels(img image.Image) int {
+	n := 0
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			if near(cr>>8, 0x4f) && near(cg>>8, 0x46) && near(cb>>8, 0xe5) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func near(v, want uint32) bool { return v+12 >= want && v <= want+12 }
+
+// colourSpread returns the share of the commonest colour and the number of
+// distinct colours.
+func colourSpread(img image.Image) (top float64, colours int) {
+	count := map[[3]uint32]int{}
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			count[[3]uint32{cr, cg, cb}]++
+		}
+	}
+	most := 0
+	for _, n := range count {
+		most = max(most, n)
+	}
+	return float64(most) / float64(r.Dx()*r.Dy()), len(count)
+}
+
+// lockedBuffer collects a child's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var _ = context.Background

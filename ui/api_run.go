@@ -1,0 +1,384 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+	"time"
+
+	"parley/agentcore"
+)
+
+// runBody is the part of Mastra's agentExecutionBodySchema that Parley uses,
+// plus the legacy threadId/resourceId of generate-legacy.
+type runBody struct {
+	Messages json.RawMessage `json:"messages"`
+	Memory   *struct {
+		Thread   threadRef `json:"thread"`
+		Resource string    `json:"resource"`
+	} `json:"memory"`
+	ThreadID   string `json:"threadId"`
+	ResourceID string `json:"resourceId"`
+	RunID      string `json:"runId"`
+	Model      string `json:"model"`
+}
+
+// thread is the thread and resource the run is remembered in ("": none).
+func (b runBody) thread() (threadID, resourceID string) {
+	if b.Memory != nil {
+		return string(b.Memory.Thread), cmp.Or(b.Memory.Resource, b.ResourceID)
+	}
+	return b.ThreadID, b.ResourceID
+}
+
+// threadRef is memory.thread: an id, or an object with one.
+type threadRef string
+
+func (t *threadRef) UnmarshalJSON(b []byte) error {
+	var id string
+	if err := json.Unmarshal(b, &id); err == nil {
+		*t = threadRef(id)
+		return nil
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return errors.New(`memory.thread must be a thread id or {"id": …}`)
+	}
+	*t = threadRef(o.ID)
+	return nil
+}
+
+var errNoMessages = badRequest(`Argument "messages" is required`)
+
+// parseMessages reads Mastra's messages: a string, a list of strings, or a
+// list of {role, content} whose content is a string or a list of text parts.
+func parseMessages(raw json.RawMessage) ([]agentcore.Message, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errNoMessages
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		m, err := parseMessage(raw)
+		if err != nil {
+			return nil, badRequest("messages: %v", err)
+		}
+		return []agentcore.Message{m}, nil
+	}
+	if len(list) == 0 {
+		return nil, errNoMessages
+	}
+	out := make([]agentcore.Message, 0, len(list))
+	for i, item := range list {
+		m, err := parseMessage(item)
+		if err != nil {
+			return nil, badRequest("messages[%d]: %v", i, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func parseMessage(raw json.RawMessage) (agentcore.Message, error) {
+	var text string
+	role := agentcore.RoleUser
+	if err := json.Unmarshal(raw, &text); err != nil {
+		var m struct {
+			Role    agentcore.Role  `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return agentcore.Message{}, errors.New("want a string or {role, content}")
+		}
+		switch m.Role {
+		case agentcore.RoleUser, agentcore.RoleAssistant, agentcore.RoleSystem:
+		default:
+			return agentcore.Message{}, fmt.Errorf("role %q: want user, assistant or system", m.Role)
+		}
+		if text, err = contentText(m.Content); err != nil {
+			return agentcore.Message{}, err
+		}
+		role = m.Role
+	}
+	if strings.TrimSpace(text) == "" {
+		return agentcore.Message{}, errors.New("the message has no text")
+	}
+	return agentcore.Message{Role: role, Content: agentcore.TextContent(text)}, nil
+}
+
+func contentText(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("content must be a string or a list of parts")
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("content[%d]: only text parts are supported, not %q", i, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// apiRun is a run started for the API. Its events come in order and end
+// with one terminal event, unless the request or the server ends first.
+type apiRun struct {
+	id        string
+	messageID string // the reply being written on the thread; "" without one
+	events    iter.Seq[agentcore.Event]
+	close     func()
+}
+
+// startRun starts the run a generate or stream request asks for. With a
+// thread, the messages are stored and the run belongs to the thread: it goes
+// on if the client leaves. Without one, nothing is stored and the run ends
+// with the request.
+func (s *Server) startRun(r *http.Request) (*apiRun, error) {
+	var b runBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	msgs, err := parseMessages(b.Messages)
+	if err != nil {
+		return nil, err
+	}
+	agent, err := s.apiAgent(r.PathValue("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	if b.Model != "" {
+		if err := s.cfg.CheckModel(b.Model); err != nil {
+			return nil, badRequest("model %s cannot be used: %v", b.Model, err)
+		}
+	}
+	threadID, resourceID := b.thread()
+	if b.Memory != nil && threadID == "" {
+		return nil, badRequest("memory.thread is required")
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.ctx, cancel) // server shutdown ends the request
+	done := func() { stop(); cancel() }
+	if threadID == "" {
+		runID := cmp.Or(b.RunID, agentcore.NewID())
+		events := agent.Stream(ctx, msgs, agentcore.StreamOptions{Model: b.Model, RunID: runID})
+		return &apiRun{id: runID, events: events, close: done}, nil
+	}
+	run, err := s.startOnThread(ctx, agent, threadID, resourceID, b.Model, msgs)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	closeSub := run.close
+	run.close = func() { closeSub(); done() }
+	return run, nil
+}
+
+func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, threadID, resourceID, model string, msgs []agentcore.Message) (*apiRun, error) {
+	last := msgs[len(msgs)-1]
+	if last.Role != agentcore.RoleUser {
+		return nil, badRequest("messages: the last message must be the user's (role user)")
+	}
+	t, err := s.apiThread(ctx, threadID, resourceID)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+		// Mastra creates the thread on first use.
+		if resourceID == "" {
+			return nil, badRequest("A resource ID is required when using memory. Provide memory.resource in the request body.")
+		}
+		if err := checkThreadID(threadID); err != nil {
+			return nil, err
+		}
+		t, err = s.rt.CreateThread(ctx, agentcore.Thread{ID: threadID, ResourceID: resourceID})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, busy := s.rt.Live(t.ID); busy {
+		return nil, agentcore.ErrBusy
+	}
+	// Subscribed before anything is written: no event of the run is missed.
+	sub := s.rt.Bus.Subscribe(t.ID)
+	// Mastra keeps every input message; the last one starts the run.
+	for _, m := range msgs[:len(msgs)-1] {
+		m.ThreadID, m.ResourceID, m.Status = t.ID, t.ResourceID, agentcore.StatusComplete
+		stored, err := s.rt.Store.AppendMessage(ctx, m)
+		if err != nil {
+			sub.Close()
+			return nil, fmt.Errorf("store message: %w", err)
+		}
+		s.rt.Bus.Publish(agentcore.Event{Type: agentcore.EventMessage, ThreadID: t.ID, MessageID: stored.ID})
+	}
+	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agent.ID, Text: last.Content.Text(), Model: model})
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return &apiRun{id: sent.Run.ID, messageID: sent.MessageID, events: runEvents(ctx, sub, sent.Run.ID), close: sub.Close}, nil
+}
+
+// runEvents yields the events of one run from a thread subscription, up to
+// and including its terminal event.
+func runEvents(ctx context.Context, sub *agentcore.Subscription, runID string) iter.Seq[agentcore.Event] {
+	return func(yield func(agentcore.Event) bool) {
+		for {
+			for _, e := range sub.Drain() {
+				if e.RunID != runID || e.Type == agentcore.EventMessage {
+					continue
+				}
+				if !yield(e) || e.Terminal() {
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-sub.Ready():
+			}
+		}
+	}
+}
+
+// generateResult is the meaningful part of Mastra's generate output
+// (FullOutput): Parley's agents call no tools yet, so those lists are empty.
+type generateResult struct {
+	Text          string          `json:"text"`
+	ReasoningText string          `json:"reasoningText,omitempty"`
+	FinishReason  string          `json:"finishReason"`
+	Usage         agentcore.Usage `json:"usage"`
+	TotalUsage    agentcore.Usage `json:"totalUsage"`
+	ToolCalls     []any           `json:"toolCalls"`
+	ToolResults   []any           `json:"toolResults"`
+	RunID         string          `json:"runId"`
+	Response      struct {
+		ID        string    `json:"id"` // the stored reply's id on a thread, else the run's
+		ModelID   string    `json:"modelId"`
+		Timestamp time.Time `json:"timestamp"`
+	} `json:"response"`
+}
+
+// apiGenerate answers POST /api/agents/:id/generate once the run is over.
+func (s *Server) apiGenerate(r *http.Request) (any, error) {
+	run, err := s.startRun(r)
+	if err != nil {
+		return nil, err
+	}
+	defer run.close()
+	var text, reasoning strings.Builder
+	var start, end agentcore.Event
+	for e := range run.events {
+		switch e.Type {
+		case agentcore.EventStart:
+			start = e
+		case agentcore.EventTextDelta:
+			text.WriteString(e.Text)
+		case agentcore.EventReasoningDelta:
+			reasoning.WriteString(e.Text)
+		}
+		if e.Terminal() {
+			end = e
+		}
+	}
+	switch {
+	case end.Type == "" && r.Context().Err() != nil:
+		return nil, r.Context().Err()
+	case end.Type == "":
+		return nil, &apiError{http.StatusServiceUnavailable, "Parley is shutting down"}
+	case end.Type == agentcore.EventError && start.Type == "":
+		return nil, errors.New(end.Error) // the model could not be opened
+	case end.Type == agentcore.EventError:
+		return nil, &apiError{http.StatusBadGateway, end.Error}
+	}
+	out := generateResult{
+		Text: text.String(), ReasoningText: reasoning.String(), FinishReason: end.FinishReason,
+		Usage: end.Usage, TotalUsage: end.Usage, ToolCalls: []any{}, ToolResults: []any{}, RunID: run.id,
+	}
+	if end.Type == agentcore.EventAbort {
+		out.FinishReason = "abort" // stopped (from the UI, or by a shutdown)
+	}
+	out.Response.ID = cmp.Or(run.messageID, run.id)
+	_, out.Response.ModelID = splitModel(start.Model)
+	out.Response.Timestamp = time.Now().UTC()
+	return out, nil
+}
+
+// chunk is one chunk of Mastra's agent fullStream (AgentChunkType).
+type chunk struct {
+	Type    string `json:"type"`
+	RunID   string `json:"runId"`
+	From    string `json:"from"`
+	Payload any    `json:"payload"`
+}
+
+// chunk turns a run event into Mastra's chunk; thread-level events have none.
+func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
+	c := chunk{Type: string(e.Type), RunID: run.id, From: "AGENT"}
+	switch e.Type {
+	case agentcore.EventStart:
+		p := map[string]string{}
+		if run.messageID != "" {
+			p["messageId"] = run.messageID
+		}
+		c.Payload = p
+	case agentcore.EventTextDelta, agentcore.EventReasoningDelta:
+		c.Payload = map[string]string{"id": cmp.Or(run.messageID, run.id), "text": e.Text}
+	case agentcore.EventFinish:
+		c.Payload = map[string]any{
+			"stepResult": map[string]string{"reason": e.FinishReason},
+			"output":     map[string]any{"usage": e.Usage},
+		}
+	case agentcore.EventError:
+		c.Payload = map[string]any{"error": map[string]string{"name": "Error", "message": e.Error}}
+	case agentcore.EventAbort:
+		c.Payload = map[string]string{}
+	default:
+		return c, false
+	}
+	return c, true
+}
+
+// apiStream answers POST /api/agents/:id/stream as Mastra's server does: SSE
+// lines "data: <chunk json>", every delta in order, then "data: [DONE]".
+func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
+	run, err := s.startRun(r)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	defer run.close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	for e := range run.events {
+		c, ok := run.chunk(e)
+		if !ok {
+			continue
+		}
+		data, err := json.Marshal(c)
+		if err != nil {
+			s.log.Error("encode stream chunk", "type", c.Type, "err", err)
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+			return // the client is gone; a run on a thread goes on
+		}
+		_ = rc.Flush()
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	_ = rc.Flush()
+}
