@@ -47,14 +47,14 @@ const demoReply = "**Hello! This is Parley's demo mode.** The replies here are s
 	"{quote}" +
 	"### Connect a real model\n\n" +
 	"1. Set a provider key and start Parley again: `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_API_KEY` or `OPENROUTER_API_KEY`.\n" +
-	"2. Or pick a model yourself: `parley --model anthropic/claude-sonnet-4-5`, or a local one with `--model ollama/llama3.2`.\n" +
-	"3. Or add a key in **Settings**.\n\n" +
+	"2. Or pick a model yourself: `parley serve --model anthropic/claude-sonnet-4-5`, or a local one with `--model ollama/llama3.2`.\n\n" +
 	"### Meanwhile, look around\n\n" +
 	"| Try | To see |\n" +
 	"|---|---|\n" +
 	"| any message | a reply streamed token by token |\n" +
 	"| a message with the word *long* | a long answer, for scrolling |\n" +
-	"| the thread list | rename, pin, search and export |\n\n" +
+	"| the thread list | rename, pin and delete (hover a chat) |\n" +
+	"| **Stop** while a reply streams | the partial reply is kept, marked stopped |\n\n" +
 	"Code is highlighted and has a copy button:\n\n" +
 	"```go\n" +
 	"func greet(name string) string {\n" +
@@ -71,35 +71,30 @@ const demoLong = "# A longer answer\n\n" +
 	"Then a *run* starts: Parley sends the conversation to the model and reads the answer as it arrives, a few characters at a time. " +
 	"Every piece is published to the thread, and every open window or tab that shows the thread draws it. " +
 	"Closing a tab never stops a run; open the thread again and it is still there, still streaming.\n\n" +
-	"## Tools, questions and plans\n\n" +
-	"A real model can call tools. You see each call as a card while the model is still writing it:\n\n" +
-	"- the **path** of the file it is about to touch appears first;\n" +
-	"- an edit shows as a **live diff** that grows with the arguments;\n" +
-	"- the **result** lands in the same card when the tool is done.\n\n" +
-	"When the agent needs you, it stops and asks. A question can offer choices or take free text, and a plan can be approved, " +
-	"rejected or sent back with changes while it stays on screen. Anything waiting for you is also collected in the **inbox**, " +
-	"so it survives a restart and can be answered from there.\n\n" +
-	"## Keeping track\n\n" +
-	"Longer jobs keep a task list pinned above the conversation, such as `Tasks [2/5]`, with the item in progress spelled out. " +
-	"Token usage is shown per reply, and a thread can be exported to Markdown or JSON:\n\n" +
+	"## Stopping and coming back\n\n" +
+	"Press **Stop** (or Esc) and the run ends where it is: the partial reply stays, marked *stopped*, and you can write again at once. " +
+	"If Parley itself is closed in the middle of a reply, what had arrived is kept and marked *interrupted* at the next start.\n\n" +
+	"- a reply is written to the database about every 50 ms while it streams;\n" +
+	"- every open tab subscribes to the thread, none of them owns the run;\n" +
+	"- the model picker above the chat switches the model for this thread.\n\n" +
+	"## Why local-first\n\n" +
+	"Your conversations never leave this machine except as the prompt you send to the model you chose. " +
+	"There is no account, no sync service and no telemetry; back up the one file and you have backed up everything. " +
+	"Open the same data folder from the desktop window or from a browser tab and you see the same threads, live.\n\n" +
+	"## Markdown, safely\n\n" +
+	"Replies are rendered as Markdown on the server and sanitised before they reach the page, so a model cannot run script in it. " +
+	"Code is highlighted and each block has a copy button:\n\n" +
 	"```go\n" +
-	"// Export writes a thread as Markdown.\n" +
-	"func Export(w io.Writer, t Thread) error {\n" +
-	"\tfor _, m := range t.Messages {\n" +
-	"\t\tif _, err := fmt.Fprintf(w, \"**%s:** %s\\n\\n\", m.Role, m.Text); err != nil {\n" +
-	"\t\t\treturn err\n" +
-	"\t\t}\n" +
-	"\t}\n" +
-	"\treturn nil\n" +
+	"// Count the words of a reply.\n" +
+	"func Count(reply string) int {\n" +
+	"\treturn len(strings.Fields(reply))\n" +
 	"}\n" +
 	"```\n\n" +
 	"## Where it is kept\n\n" +
-	"Everything lives in one SQLite file on your machine: threads, messages, answers and settings. " +
-	"Search covers every message and jumps to the one that matched, even in a long thread.\n\n" +
-	"| Feature | Where |\n" +
+	"Everything lives in one SQLite file on your machine: threads, messages and runs.\n\n" +
+	"| What | Where |\n" +
 	"|---|---|\n" +
-	"| threads and search | the sidebar |\n" +
-	"| questions, plans, approvals | the inbox |\n" +
-	"| tasks | pinned above the chat |\n" +
-	"| theme and keys | Settings |\n\n" +
+	"| threads | the sidebar, pinned ones first |\n" +
+	"| the conversation | this column, newest at the bottom |\n" +
+	"| the data file | `~/.local/share/parley/parley.db` on Linux, or `--data` |\n\n" +
 	"That is the tour. Send another message to see the short reply again, or add a key and ask something real.\n"
