@@ -111,7 +111,7 @@ func NewServer() *Server {
 // URL is the OpenAI base URL, like http://127.0.0.1:PORT/v1 ("" for New).
 func (s *Server) URL() string { return s.url }
 
-// Close stops the server, ends stalled responses and closes connections.
+// Close stops the server and cuts every connection, stalled ones included.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.done)

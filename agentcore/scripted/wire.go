@@ -132,13 +132,13 @@ func (c *completion) stream() {
 			return
 		}
 		if r.StallAfter > 0 && i == min(r.StallAfter, len(fs)) {
-			c.stall()
+			c.wait(-1)
 			return
 		}
 		if i == len(fs) {
 			break
 		}
-		if i > 0 && !c.sleep(r.Delay) {
+		if i > 0 && r.Delay > 0 && !c.wait(r.Delay) {
 			return
 		}
 		c.data(c.chunk(choice{Delta: &fs[i].delta}))
@@ -171,7 +171,7 @@ func (c *completion) whole() {
 		c.cut()
 		return
 	case r.StallAfter > 0:
-		c.stall()
+		c.wait(-1)
 		return
 	}
 	c.w.Header().Set("Content-Type", "application/json")
@@ -219,26 +219,24 @@ func (c *completion) flush() error {
 	return c.err
 }
 
-func (c *completion) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return true
+// wait pauses for d, or until the client goes away if d < 0. If the server
+// closes meanwhile it cuts the connection, so that no client takes the
+// shutdown for the end of the reply.
+func (c *completion) wait(d time.Duration) bool {
+	var timeout <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-timeout:
 		return true
 	case <-c.ctx:
 	case <-c.done:
+		c.cut()
 	}
 	return false
-}
-
-func (c *completion) stall() {
-	select {
-	case <-c.ctx:
-	case <-c.done:
-	}
 }
 
 // cut drops the connection without ending the response, as a crashed
