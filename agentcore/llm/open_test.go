@@ -119,11 +119,11 @@ func TestAvailable(t *testing.T) {
 
 func TestOllamaBaseURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"http://127.0.0.1:11434":     "http://127.0.0.1:11434/v1",
-		"127.0.0.1:11434":            "http://127.0.0.1:11434/v1",
-		"https://ollama.example/":    "https://ollama.example/v1",
-		"http://gpu-box:11434/v1":    "http://gpu-box:11434/v1",
-		"http://gpu-box:11434/v1/":   "http://gpu-box:11434/v1",
+		"http://127.0.0.1:11434":   "http://127.0.0.1:11434/v1",
+		"127.0.0.1:11434":          "http://127.0.0.1:11434/v1",
+		"https://ollama.example/":  "https://ollama.example/v1",
+		"http://gpu-box:11434/v1":  "http://gpu-box:11434/v1",
+		"http://gpu-box:11434/v1/": "http://gpu-box:11434/v1",
 	} {
 		if got := ollamaBaseURL(in); got != want {
 			t.Errorf("ollamaBaseURL(%q) = %q, want %q", in, got, want)

@@ -84,7 +84,7 @@ func (m *model) start(ctx context.Context, call fantasy.Call) (*attempt, error) 
 	first, err := a.next(ctx)
 	if err != nil {
 		cancel()
-		return nil, err
+		return nil, retryable(err)
 	}
 	a.first = first
 	// The attempt lives until Stream's context is cancelled.
