@@ -6,7 +6,7 @@ DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3f
 DESKTOP_TAGS     := desktop,production,webkit2_41
 GO               ?= go
 
-.PHONY: assets build desktop run test unit e2e bench generate vet fmt
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt mastra-cli
 
 # The Datastar client comes from its Go module, checked, never committed.
 assets: ui/static/datastar.js
@@ -16,6 +16,16 @@ ui/static/datastar.js:
 	test -n "$$dir" || { echo "could not download github.com/starfederation/datastar@$(DATASTAR_VERSION)"; exit 1; }; \
 	echo "$(DATASTAR_SHA256)  $$dir/bundles/datastar.js" | sha256sum --check --quiet - || { echo "datastar.js checksum mismatch"; exit 1; }; \
 	install -m 0644 "$$dir/bundles/datastar.js" $@
+
+# The real mastra CLI (npm), an external client of the JSON API in the e2e
+# tests; its exact version is pinned by e2e/mastracli/package-lock.json.
+MASTRA_CLI_STAMP := e2e/mastracli/node_modules/.installed
+
+mastra-cli: $(MASTRA_CLI_STAMP)
+
+$(MASTRA_CLI_STAMP): e2e/mastracli/package.json e2e/mastracli/package-lock.json
+	npm ci --prefix e2e/mastracli --no-audit --no-fund
+	touch $@
 
 build: assets
 	CGO_ENABLED=0 $(GO) build -o bin/parley .
@@ -34,7 +44,7 @@ vet: assets
 
 # Every test: unit packages in parallel, then the browser e2e suite and the
 # desktop smoke test (under Xvfb) against the real server.
-test: assets desktop
+test: assets desktop mastra-cli
 	$(GO) vet ./...
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
@@ -43,7 +53,7 @@ test: assets desktop
 unit: assets
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
 
-e2e: assets desktop
+e2e: assets desktop mastra-cli
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m -v ./e2e/...
 

@@ -68,10 +68,12 @@ func (s *Server) apiThread(ctx context.Context, id, resourceID string) (agentcor
 		return t, err
 	}
 	if resourceID != "" && t.ResourceID != resourceID {
-		return t, &apiError{http.StatusForbidden, "Access denied: thread belongs to a different resource"}
+		return t, errOtherResource
 	}
 	return t, nil
 }
+
+var errOtherResource = &apiError{http.StatusForbidden, "Access denied: thread belongs to a different resource"}
 
 // checkAgentParam rejects an unknown ?agentId where Mastra does (writes). Reads
 // accept any agentId, as Mastra falls back to storage for them.

@@ -65,11 +65,14 @@ func parseMessages(raw json.RawMessage) ([]agentcore.Message, error) {
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		m, err := parseMessage(raw)
-		if err != nil {
-			return nil, badRequest("messages: %v", err)
+		list = []json.RawMessage{raw}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, badRequest("messages must be a string, a list of strings or a list of {role, content}")
 		}
-		return []agentcore.Message{m}, nil
+		if strings.TrimSpace(s) == "" {
+			return nil, errNoMessages
+		}
 	}
 	if len(list) == 0 {
 		return nil, errNoMessages
@@ -192,9 +195,9 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 	if last.Role != agentcore.RoleUser {
 		return nil, badRequest("messages: the last message must be the user's (role user)")
 	}
-	t, err := s.apiThread(ctx, threadID, resourceID)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+	t, err := s.rt.Store.GetThread(ctx, threadID)
+	switch {
+	case errors.Is(err, agentcore.ErrNotFound):
 		// Mastra creates the thread on first use.
 		if resourceID == "" {
 			return nil, badRequest("A resource ID is required when using memory. Provide memory.resource in the request body.")
@@ -203,6 +206,8 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 			return nil, err
 		}
 		t, err = s.rt.CreateThread(ctx, agentcore.Thread{ID: threadID, ResourceID: resourceID})
+	case err == nil && resourceID != "" && t.ResourceID != resourceID:
+		err = errOtherResource
 	}
 	if err != nil {
 		return nil, err

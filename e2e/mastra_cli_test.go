@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"parley/agentcore"
+	"parley/agentcore/scripted"
+)
+
+// mastraCLI is the real mastra CLI, pinned by mastracli/package-lock.json
+// and installed by `make mastra-cli`.
+const mastraCLI = "mastracli/node_modules/.bin/mastra"
+
+// cliTimeout bounds one CLI command (node loads a large bundle first).
+const cliTimeout = time.Minute
+
+// mastraCmd runs `mastra api --url <parley> args…`. It returns the decoded
+// JSON of stdout on success, or of stderr (the CLI's error envelope) with
+// ok false when the command exits non-zero.
+type mastraCmd func(t *testing.T, args ...string) (out map[string]any, ok bool)
+
+// findMastraCLI returns node and the CLI's script, failing the test when
+// either is missing.
+func findMastraCLI(t *testing.T) (node, bin string) {
+	bin, err := filepath.Abs(mastraCLI)
+	if err == nil {
+		_, err = os.Stat(bin)
+	}
+	if err != nil {
+		t.Fatalf("the mastra CLI is not installed (%v): run `make mastra-cli`", err)
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed (the mastra CLI needs it): %v", err)
+	}
+	return node, bin
+}
+
+func mastraCLIFor(t *testing.T, node, bin, url string) mastraCmd {
+	home := t.TempDir()
+	return func(t *testing.T, args ...string) (map[string]any, bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), cliTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{bin, "api", "--url", url}, args...)...)
+		cmd.Dir = home
+		// No telemetry, no config of the user running the tests.
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MASTRA_TELEMETRY_DISABLED=1", "NO_COLOR=1"}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("mastra %v: %v\n%s", args, err, stderr.Bytes())
+		}
+		raw := stdout.Bytes()
+		if err != nil {
+			raw = stderr.Bytes()
+		}
+		var out map[string]any
+		if jerr := json.Unmarshal(raw, &out); jerr != nil {
+			t.Fatalf("mastra %v: output is not JSON (%v):\nstdout %s\nstderr %s", args, jerr, stdout.Bytes(), stderr.Bytes())
+		}
+		t.Logf("mastra %v → %s", args, bytes.TrimSpace(raw))
+		return out, err == nil
+	}
+}
+
+// at walks a decoded JSON value: at(v, "data", 0, "id").
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+// The mastra CLI, as an external client, lists and reads the agent, runs it
+// with and without memory, and manages threads and their messages.
+func TestMastraCLI(t *testing.T) {
+	node, bin := findMastraCLI(t)
+	p := startParley(t)
+	mastra := mastraCLIFor(t, node, bin, p.URL)
+	must := func(args ...string) map[string]any {
+		t.Helper()
+		out, ok := mastra(t, args...)
+		if !ok {
+			t.Fatalf("mastra %v failed: %v", args, out)
+		}
+		return out
+	}
+	expect := func(what string, got, want any) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %#v, want %#v", what, got, want)
+		}
+	}
+
+	list := must("agent", "list")
+	expect("agent list: id", at(list, "data", 0, "id"), "parley")
+	expect("agent list: name", at(list, "data", 0, "name"), "Parley")
+	expect("agent list: provider", at(list, "data", 0, "provider"), "demo")
+	expect("agent list: modelId", at(list, "data", 0, "modelId"), "scripted")
+	expect("agent list: total", at(list, "page", "total"), 1.0)
+
+	agent := must("agent", "get", "parley")
+	expect("agent get: name", at(agent, "data", "name"), "Parley")
+	if s, _ := at(agent, "data", "instructions").(string); s == "" {
+		t.Errorf("agent get: no instructions: %v", agent)
+	}
+
+	thread := must("thread", "create", `{"resourceId":"cli-user","threadId":"cli_thread","title":"From the CLI"}`)
+	expect("thread create: id", at(thread, "data", "id"), "cli_thread")
+	expect("thread create: resourceId", at(thread, "data", "resourceId"), "cli-user")
+	expect("thread create: title", at(thread, "data", "title"), "From the CLI")
+
+	p.Model.Push(scripted.Reply{Text: "Hello, CLI."})
+	run := must("agent", "run", "parley", `{"messages":"Hello from the CLI","memory":{"thread":"cli_thread","resource":"cli-user"}}`)
+	expect("agent run: text", at(run, "data", "text"), "Hello, CLI.")
+	expect("agent run: finishReason", at(run, "data", "finishReason"), "stop")
+	if id, _ := at(run, "data", "runId").(string); id == "" {
+		t.Errorf("agent run: no runId: %v", run)
+	}
+	if n, _ := at(run, "data", "usage", "totalTokens").(float64); n <= 0 {
+		t.Errorf("agent run: no usage: %v", run)
+	}
+
+	p.Model.Push(scripted.Reply{Text: "Nothing remembered."})
+	free := must("agent", "run", "parley", `{"messages":"Answer without memory"}`)
+	expect("agent run without memory: text", at(free, "data", "text"), "Nothing remembered.")
+	threads, err := p.In.Store.ListThreads(t.Context(), agentcore.ThreadQuery{})
+	if err != nil || len(threads) != 1 {
+		t.Errorf("threads after both runs: %v (%v), want only cli_thread", threads, err)
+	}
+
+	mine := must("thread", "list", `{"resourceId":"cli-user","agentId":"parley"}`)
+	expect("thread list: id", at(mine, "data", 0, "id"), "cli_thread")
+	expect("thread list: total", at(mine, "page", "total"), 1.0)
+	expect("thread get: title", at(must("thread", "get", "cli_thread"), "data", "title"), "From the CLI")
+
+	msgs := must("thread", "messages", "cli_thread")
+	expect("thread messages: total", at(msgs, "page", "total"), 2.0)
+	for i, want := range []struct{ role, text string }{{"user", "Hello from the CLI"}, {"assistant", "Hello, CLI."}} {
+		m := at(msgs, "data", i)
+		expect("message role", at(m, "role"), want.role)
+		expect("message text", at(m, "content", "parts", 0, "text"), want.text)
+		expect("message format", at(m, "content", "format"), 2.0)
+		expect("message type", at(m, "type"), "v2")
+		expect("message threadId", at(m, "threadId"), "cli_thread")
+	}
+
+	renamed := must("thread", "update", "cli_thread", `{"title":"Renamed by the CLI"}`)
+	expect("thread update: title", at(renamed, "data", "title"), "Renamed by the CLI")
+
+	missing, ok := mastra(t, "agent", "get", "nope")
+	if ok {
+		t.Errorf("agent get nope succeeded: %v", missing)
+	}
+	expect("agent get nope: status", at(missing, "error", "details", "status"), 404.0)
+	expect("agent get nope: error", at(missing, "error", "details", "body", "error"), "Agent with id nope not found")
+
+	deleted := must("thread", "delete", "cli_thread", `{"resourceId":"cli-user"}`)
+	expect("thread delete: result", at(deleted, "data", "result"), "Thread deleted")
+	gone, ok := mastra(t, "thread", "get", "cli_thread")
+	if ok {
+		t.Errorf("thread get after delete succeeded: %v", gone)
+	}
+	expect("thread get after delete: status", at(gone, "error", "details", "status"), 404.0)
+}
