@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -11,8 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
+	"runtime"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -41,10 +41,10 @@ func desktopCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.Token = os.Getenv("PARLEY_TOKEN")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return Desktop(ctx, c, Options{Log: log}, func(url string) {
+	// No signal handling here: Wails closes the window on SIGINT and
+	// SIGTERM itself, and Desktop then shuts down as on a close.
+	return Desktop(context.Background(), c, Options{Log: log}, func(url string) {
 		fmt.Fprintf(stdout, "Parley desktop serving on %s\n", url)
 	})
 }
@@ -56,6 +56,10 @@ func desktopCmd(args []string, stdout, stderr io.Writer) error {
 // no other local process can use the server without PARLEY_TOKEN. ready gets
 // the server's address (no secret in it) once it listens.
 func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) error {
+	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		// GTK would panic; say what is wrong instead.
+		return errNoDisplay
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen on 127.0.0.1: %w", err)
@@ -90,12 +94,11 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
 		AssetServer:      &assetserver.Options{Handler: launchPage(launch)},
 		OnStartup: func(wctx context.Context) {
-			// A signal (or the caller) ends the window like its close button.
+			// The caller's ctx ends the window like its close button does.
 			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
 		},
 		Linux: &linux.Options{
-			Icon:        Icon,
-			ProgramName: "parley",
+			Icon: Icon,
 			// Software rendering: works on every driver and under Xvfb;
 			// a chat app gains nothing from the GPU.
 			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
@@ -112,9 +115,13 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 	return serr
 }
 
+var errNoDisplay = errors.New("no display (DISPLAY and WAYLAND_DISPLAY are unset): the desktop window needs a graphical session; `parley serve` serves the same app to a browser")
+
 // launchPage is the window's start page, served from Wails' own asset
-// server: it replaces itself with the server's one-time login link, so the
-// secret is never in the history and "back" cannot reach it again.
+// server: it replaces itself with the server's one-time login link (spent by
+// the first request, and replaced in the history by the app in turn). The
+// fallback of serving the app through this asset server instead, with no
+// port at all, is described in DESIGN.md; it is not a second code path.
 func launchPage(launch string) http.Handler {
 	page := launchTmpl
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
