@@ -59,4 +59,7 @@ e2e: assets desktop mastra-cli
 
 # Prints BENCH <name> <value> <unit> lines.
 bench: assets
-	$(GO) test -count=1 -run '^TestBench' -timeout 20m ./e2e/... -args -bench
+	set -o pipefail; $(GO) test -v -count=1 -run '^TestBench' -timeout 20m ./e2e/... -args -bench \
+		| grep -E '^(BENCH|--- FAIL|FAIL|ok|panic)|_test.go:'
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./storage/ ./ui/markdown/ \
+		| awk '/^Benchmark/ { printf "BENCH %s %s ns/op\n", $$1, $$3 } /^(FAIL|ok)/'
