@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"strings"
 
 	"parley/agentcore/llm"
@@ -73,8 +74,11 @@ func (in *Instructions) UnmarshalJSON(b []byte) error {
 // ModelResolver opens a "provider/model" string.
 type ModelResolver func(spec string) (llm.Model, error)
 
+// DefaultMaxSteps bounds the model calls of one run (Mastra's default).
+const DefaultMaxSteps = 5
+
 // Agent is a configured assistant: who it is, what it is told, which model
-// it talks to.
+// it talks to, and what it can do.
 type Agent struct {
 	ID           string
 	Name         string
@@ -83,90 +87,70 @@ type Agent struct {
 	Model        string // "provider/model"
 	// Models opens Model (or a per-call override). Required.
 	Models ModelResolver
+
+	// Tools by the name the model calls them.
+	Tools map[string]*Tool
+	// Agents become tools named "agent-<key>"; Workflows "workflow-<key>".
+	Agents    map[string]*Agent
+	Workflows map[string]*Workflow
+	// Hooks run around every tool call; per-call hooks override them per key.
+	Hooks ToolHooks
+	// Transform is the agent-level payload transform policy.
+	Transform *TransformPolicy
+	// MaxSteps bounds model calls per run; 0: DefaultMaxSteps.
+	MaxSteps int
+	// Log receives hook and transform failures; nil: slog.Default().
+	Log *slog.Logger
 }
+
+// ToolChoice is "auto", "none", "required", or the name of the one tool
+// the model must call (Mastra's {type:'tool', toolName}).
+type ToolChoice string
+
+const (
+	ToolChoiceAuto     ToolChoice = "auto"
+	ToolChoiceNone     ToolChoice = "none"
+	ToolChoiceRequired ToolChoice = "required"
+)
 
 // StreamOptions adjust one call.
 type StreamOptions struct {
-	Model    string // overrides Agent.Model
-	RunID    string // generated when empty
-	ThreadID string
+	Model      string // overrides Agent.Model
+	RunID      string // generated when empty
+	ThreadID   string
+	ResourceID string
+	// RequestContext is handed to every tool.
+	RequestContext map[string]any
+	// Hooks override the agent's hooks per key.
+	Hooks ToolHooks
+	// ToolChoice: "" is auto.
+	ToolChoice ToolChoice
+	// ActiveTools, when non-nil, is the only tools the model sees and may
+	// call; a call to any other tool gets an error result.
+	ActiveTools []string
+	// MaxSteps overrides the agent's.
+	MaxSteps int
 }
 
 // ErrNoModel is returned when neither the agent nor the call names a model.
 var ErrNoModel = errors.New("no model: set the agent's model or pass one")
 
-// Stream runs the agent over messages and yields its events in order. It
-// always ends with exactly one terminal event: finish, abort (ctx cancelled)
-// or error.
+// Stream runs the agent over messages and yields its events in order: for
+// each step the model's text and tool calls, then the tool results, until
+// the model stops calling tools or MaxSteps is reached. It always ends with
+// exactly one terminal event: finish, abort (ctx cancelled) or error.
 func (a *Agent) Stream(ctx context.Context, messages []Message, opts StreamOptions) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
-		runID := opts.RunID
-		if runID == "" {
-			runID = NewID()
-		}
-		base := Event{RunID: runID, ThreadID: opts.ThreadID}
-		emit := func(e Event) bool {
-			e.RunID, e.ThreadID = base.RunID, base.ThreadID
-			return yield(e)
-		}
-		fail := func(err error) { emit(Event{Type: EventError, Error: err.Error()}) }
-
-		spec := opts.Model
-		if spec == "" {
-			spec = a.Model
-		}
-		if spec == "" {
-			fail(ErrNoModel)
-			return
-		}
-		if a.Models == nil {
-			fail(fmt.Errorf("agent %s: no model resolver", a.ID))
-			return
-		}
-		model, err := a.Models(spec)
-		if err != nil {
-			fail(err)
-			return
-		}
-		if !emit(Event{Type: EventStart, Model: spec}) {
-			return
-		}
-		req := llm.Request{Messages: a.prompt(messages)}
-		for part, err := range model.Stream(ctx, req) {
-			if err != nil {
-				if ctx.Err() != nil {
-					emit(Event{Type: EventAbort})
-					return
-				}
-				fail(err)
-				return
-			}
-			switch part.Type {
-			case llm.PartTextDelta:
-				if part.Text != "" && !emit(Event{Type: EventTextDelta, Text: part.Text}) {
-					return
-				}
-			case llm.PartReasoningDelta:
-				if part.Text != "" && !emit(Event{Type: EventReasoningDelta, Text: part.Text}) {
-					return
-				}
-			case llm.PartFinish:
-				emit(Event{Type: EventFinish, FinishReason: part.FinishReason, Usage: Usage{
-					InputTokens:     part.Usage.InputTokens,
-					OutputTokens:    part.Usage.OutputTokens,
-					TotalTokens:     part.Usage.TotalTokens,
-					ReasoningTokens: part.Usage.ReasoningTokens,
-					CachedTokens:    part.Usage.CachedTokens,
-				}})
-				return
-			}
-		}
-		if ctx.Err() != nil {
-			emit(Event{Type: EventAbort})
-			return
-		}
-		fail(fmt.Errorf("%s: the stream ended without a finish", spec))
+		r := &run{agent: a, opts: opts, log: a.logger()}
+		r.run(ctx, messages, yield)
 	}
+}
+
+func (a *Agent) logger() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
 }
 
 // Result is what Generate collects from a stream.
@@ -176,6 +160,9 @@ type Result struct {
 	Reasoning    string
 	FinishReason string
 	Usage        Usage
+	Steps        int
+	ToolCalls    []Event // tool-call events
+	ToolResults  []Event // tool-result events
 }
 
 // Generate runs the agent to the end and returns the collected result.
@@ -189,6 +176,12 @@ func (a *Agent) Generate(ctx context.Context, messages []Message, opts StreamOpt
 			text.WriteString(e.Text)
 		case EventReasoningDelta:
 			reasoning.WriteString(e.Text)
+		case EventStepStart:
+			r.Steps = e.Step
+		case EventToolCall:
+			r.ToolCalls = append(r.ToolCalls, e)
+		case EventToolResult:
+			r.ToolResults = append(r.ToolResults, e)
 		case EventFinish:
 			r.FinishReason, r.Usage = e.FinishReason, e.Usage
 		case EventAbort:
@@ -201,29 +194,4 @@ func (a *Agent) Generate(ctx context.Context, messages []Message, opts StreamOpt
 	}
 	r.Text, r.Reasoning = text.String(), reasoning.String()
 	return r, nil
-}
-
-// prompt turns stored messages into the model's prompt, instructions first.
-// Messages with no text (an empty interrupted reply) are left out: providers
-// reject empty turns.
-func (a *Agent) prompt(messages []Message) []llm.Message {
-	out := make([]llm.Message, 0, len(a.Instructions)+len(messages))
-	for _, s := range a.Instructions {
-		out = append(out, llm.Message{Role: llm.RoleSystem, Text: s.Content})
-	}
-	for _, m := range messages {
-		text := m.Content.Text()
-		if text == "" {
-			continue
-		}
-		switch m.Role {
-		case RoleUser:
-			out = append(out, llm.Message{Role: llm.RoleUser, Text: text})
-		case RoleAssistant:
-			out = append(out, llm.Message{Role: llm.RoleAssistant, Text: text})
-		case RoleSystem:
-			out = append(out, llm.Message{Role: llm.RoleSystem, Text: text})
-		}
-	}
-	return out
 }

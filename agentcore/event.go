@@ -1,15 +1,29 @@
 package agentcore
 
+import "encoding/json"
+
 // EventType names a stream event. The names are Mastra's chunk types.
 type EventType string
 
 const (
 	EventStart          EventType = "start"
+	EventStepStart      EventType = "step-start"
 	EventTextDelta      EventType = "text-delta"
 	EventReasoningDelta EventType = "reasoning-delta"
-	EventFinish         EventType = "finish"
-	EventAbort          EventType = "abort" // the run was stopped
-	EventError          EventType = "error"
+
+	// A tool call, in order: input streaming start, deltas of the argument
+	// text, end, the complete call, progress output, and the result.
+	EventToolInputStart EventType = "tool-call-input-streaming-start"
+	EventToolCallDelta  EventType = "tool-call-delta" // Text holds argsTextDelta
+	EventToolInputEnd   EventType = "tool-call-input-streaming-end"
+	EventToolCall       EventType = "tool-call"
+	EventToolOutput     EventType = "tool-output" // progress written by the tool
+	EventToolResult     EventType = "tool-result"
+
+	EventStepFinish EventType = "step-finish"
+	EventFinish     EventType = "finish"
+	EventAbort      EventType = "abort" // the run was stopped
+	EventError      EventType = "error"
 
 	// Thread-level events published by the Runtime, not by a model.
 	EventMessage EventType = "message" // a message was added to the thread (MessageID)
@@ -23,10 +37,23 @@ type Event struct {
 	ThreadID     string
 	MessageID    string // the assistant message being written, or the message added
 	Model        string // start
-	Text         string // deltas
-	FinishReason string // finish
-	Usage        Usage  // finish
+	Step         int    // step-start, step-finish, tool events: 1-based step
+	Text         string // text, reasoning and argument deltas, tool progress
+	FinishReason string // step-finish, finish
+	Usage        Usage  // step-finish, finish (finish: the sum of all steps)
 	Error        string // error
+
+	ToolCallID string
+	ToolName   string
+	Args       json.RawMessage // tool-call: the validated (or repaired) input
+	Result     json.RawMessage // tool-result: the raw output, or the error text as a JSON string
+	IsError    bool            // tool-result
+	Cancelled  bool            // tool-result: the run was stopped before the call finished
+	// ModelOutput is what the model saw of the result (toModelOutput).
+	ModelOutput string
+	// Transform holds the display and transcript versions of this event's
+	// payload, by target, when a transform applies (spec §3.4).
+	Transform map[string]TransformResult
 }
 
 // Terminal reports whether the event ends its run.

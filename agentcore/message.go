@@ -92,6 +92,20 @@ type ToolInvocation struct {
 	Args       json.RawMessage `json:"args,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Step       int             `json:"step,omitempty"`
+	IsError    bool            `json:"isError,omitempty"`
+	Cancelled  bool            `json:"cancelled,omitempty"` // stopped before it finished
+	// ArgsText is the argument text streamed so far, while State is
+	// partial-call.
+	ArgsText string `json:"argsText,omitempty"`
+	// Progress is what the tool wrote while it ran.
+	Progress string `json:"progress,omitempty"`
+	// ModelOutput is what the model saw of the result (toModelOutput), so
+	// the history replays it (Mastra: providerMetadata.mastra.modelOutput).
+	ModelOutput string `json:"modelOutput,omitempty"`
+	// Signature is provider state that must go back with the call.
+	Signature string `json:"signature,omitempty"`
+	// Transforms are display/transcript payloads by target and phase.
+	Transforms map[string]map[string]TransformResult `json:"transforms,omitempty"`
 }
 
 // TextContent builds v2 content holding one text part.

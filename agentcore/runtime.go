@@ -69,32 +69,26 @@ func (rt *Runtime) Agent(id string) (*Agent, error) {
 
 // liveRun is the in-memory state of a run in progress.
 type liveRun struct {
-	run    Run
-	msgID  string
-	cancel context.CancelFunc
-	done   chan struct{}
+	run        Run
+	resourceID string
+	msgID      string
+	cancel     context.CancelFunc
+	done       chan struct{}
 
-	mu   sync.Mutex
-	text strings.Builder
-	rsn  strings.Builder
+	mu      sync.Mutex
+	builder contentBuilder
 }
 
 func (l *liveRun) content() Content {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return liveContent(l.text.String(), l.rsn.String())
+	return l.builder.content()
 }
 
-func liveContent(text, reasoning string) Content {
-	c := Content{Format: 2, Parts: []Part{}}
-	if reasoning != "" {
-		c.Parts = append(c.Parts, Part{Type: "reasoning", Text: reasoning})
-	}
-	if text != "" {
-		c.Parts = append(c.Parts, Part{Type: "text", Text: text})
-	}
-	c.Content = text
-	return c
+func (l *liveRun) apply(e Event) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.builder.apply(e)
 }
 
 // Live is a snapshot of a thread's run in progress.
@@ -161,9 +155,10 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l := &liveRun{
-		run:    Run{ID: NewID(), ThreadID: thread.ID, AgentID: agent.ID, Model: model, Status: RunRunning, StartedAt: time.Now().UTC()},
-		cancel: cancel,
-		done:   make(chan struct{}),
+		run:        Run{ID: NewID(), ThreadID: thread.ID, AgentID: agent.ID, Model: model, Status: RunRunning, StartedAt: time.Now().UTC()},
+		resourceID: thread.ResourceID,
+		cancel:     cancel,
+		done:       make(chan struct{}),
 	}
 	rt.live[thread.ID] = l // reserve the thread before any write
 	rt.mu.Unlock()
@@ -204,7 +199,7 @@ func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *li
 	}
 	reply, err := rt.Store.AppendMessage(ctx, Message{
 		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleAssistant,
-		Content: liveContent("", ""), Status: StatusStreaming, RunID: l.run.ID,
+		Content: Content{Format: 2, Parts: []Part{}}, Status: StatusStreaming, RunID: l.run.ID,
 	})
 	if err != nil {
 		return Sent{}, fmt.Errorf("store reply: %w", err)
@@ -237,26 +232,20 @@ func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
 	go rt.flusher(l, dirty, stop, flushed)
 
 	last := Event{Type: EventError, Error: "the run ended without a finish"}
-	for e := range agent.Stream(ctx, history, StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID}) {
+	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.resourceID}
+	for e := range agent.Stream(ctx, history, opts) {
 		e.MessageID = l.msgID
-		switch e.Type {
-		case EventTextDelta:
-			l.mu.Lock()
-			l.text.WriteString(e.Text)
-			l.mu.Unlock()
-		case EventReasoningDelta:
-			l.mu.Lock()
-			l.rsn.WriteString(e.Text)
-			l.mu.Unlock()
-		}
 		if e.Terminal() {
 			last = e
 			break
 		}
+		changed := l.apply(e)
 		rt.Bus.Publish(e)
-		select {
-		case dirty <- struct{}{}:
-		default:
+		if changed {
+			select {
+			case dirty <- struct{}{}:
+			default:
+			}
 		}
 	}
 	close(stop)

@@ -88,7 +88,7 @@ func TestSendStreamsStoresAndTitles(t *testing.T) {
 			types = append(types, e.Type)
 		}
 	}
-	want := []agentcore.EventType{agentcore.EventMessage, agentcore.EventThread, agentcore.EventMessage, agentcore.EventStart, agentcore.EventTextDelta, agentcore.EventFinish}
+	want := []agentcore.EventType{agentcore.EventMessage, agentcore.EventThread, agentcore.EventMessage, agentcore.EventStart, agentcore.EventStepStart, agentcore.EventTextDelta, agentcore.EventStepFinish, agentcore.EventFinish}
 	if strings.Join(typeNames(types), ",") != strings.Join(typeNames(want), ",") {
 		t.Fatalf("events %v, want %v", types, want)
 	}

@@ -49,7 +49,9 @@ type Options struct {
 	// Auth guards the UI server; nil: ui.NewAuth(c.Token). The desktop
 	// shell passes its own to mint the window's launch secret.
 	Auth *ui.Auth
-	Log  *slog.Logger
+	// Tools are added to the agent's tools (tests register their own).
+	Tools map[string]*agentcore.Tool
+	Log   *slog.Logger
 }
 
 // Open wires a Parley instance. Close it when done.
@@ -97,6 +99,11 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Instructions: agentcore.Text(instructions),
 		Model:        model,
 		Models:       m.open,
+		Tools:        map[string]*agentcore.Tool{},
+		Log:          log,
+	}
+	for name, t := range o.Tools {
+		agent.Tools[name] = t
 	}
 	in.Runtime = agentcore.NewRuntime(db, log, agent)
 	in.UI, err = ui.New(ui.Config{

@@ -49,7 +49,8 @@ type Chat struct {
 type Message struct {
 	ID     string
 	Role   string // "user" | "assistant"
-	HTML   string // sanitised markdown
+	HTML   string // sanitised markdown (user messages, and replies without parts)
+	Parts  []Part // an assistant reply's text and tool calls, in order
 	Status string // "streaming" | "complete" | "interrupted" | "error"
 	Note   string // "Stopped", "Interrupted — …"
 	Error  string // the provider's reason
@@ -75,4 +76,52 @@ func title(t string) string {
 func chatSignals(c Chat) string {
 	b, _ := json.Marshal(map[string]string{"draft": "", "title": "", "model": c.Model})
 	return string(b)
+}
+
+// Part is one piece of a reply: rendered text or a tool call.
+type Part struct {
+	HTML      string    // sanitised markdown, when Tool and Reasoning are empty
+	Reasoning string    // the model's reasoning, shown collapsed
+	Tool      *ToolCard // a tool call
+}
+
+// ToolCard is one tool call as the transcript shows it.
+type ToolCard struct {
+	CallID   string
+	Name     string
+	State    string // input-streaming | running | done | error | suspended
+	Args     []Field
+	ArgsNote string // e.g. "arguments hidden" when a display transform suppresses them
+	Progress string
+	Result   string // pretty JSON or text
+	Error    string
+}
+
+// Field is one argument in a tool card's preview.
+type Field struct {
+	Key   string
+	Value string
+}
+
+// ToolID is the DOM id of a tool card.
+func ToolID(callID string) string { return "tool-" + callID }
+
+// toolOpen says whether a card starts expanded: while it streams or runs,
+// and when it failed; a finished call is collapsed.
+func toolOpen(t ToolCard) bool { return t.State != "done" }
+
+func stateLabel(state string) string {
+	switch state {
+	case "input-streaming":
+		return "writing…"
+	case "running":
+		return "running…"
+	case "done":
+		return "done"
+	case "error":
+		return "failed"
+	case "suspended":
+		return "waiting for you"
+	}
+	return state
 }

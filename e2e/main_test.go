@@ -90,7 +90,7 @@ type parley struct {
 
 // startParley runs a real Parley on a free loopback port, on the scripted
 // model, with its own data folder.
-func startParley(t testing.TB) *parley {
+func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 	t.Helper()
 	model := scripted.NewServer()
 	t.Cleanup(model.Close)
@@ -102,7 +102,7 @@ func startParley(t testing.TB) *parley {
 	in, err := app.Open(ctx, app.Config{
 		DataDir: dir, Workspace: dir, Model: app.DemoModel,
 		Getenv: func(string) string { return "" },
-	}, app.Options{Scripted: model})
+	}, app.Options{Scripted: model, Tools: mergeTools(tools)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,4 +204,14 @@ func artifact(name string) string {
 	dir := filepath.Join("artifacts")
 	_ = os.MkdirAll(dir, 0o755)
 	return filepath.Join(dir, name)
+}
+
+func mergeTools(sets []map[string]*agentcore.Tool) map[string]*agentcore.Tool {
+	out := map[string]*agentcore.Tool{}
+	for _, set := range sets {
+		for k, v := range set {
+			out[k] = v
+		}
+	}
+	return out
 }

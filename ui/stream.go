@@ -90,6 +90,7 @@ type chatStream struct {
 	id    string
 	sse   *datastar.ServerSentEventGenerator
 	shown map[string]bool // message ids in the browser's #messages
+	args  argPreview      // parsers of tool calls being written
 
 	added    []string        // messages to append, in order
 	changed  map[string]bool // messages to re-render
@@ -107,13 +108,13 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 			if !v.shown[e.MessageID] && !contains(v.added, e.MessageID) {
 				v.added = append(v.added, e.MessageID)
 			}
-		case agentcore.EventTextDelta, agentcore.EventReasoningDelta:
-			v.change(e.MessageID)
 		case agentcore.EventStart:
 			v.actions = true
 			v.change(e.MessageID)
 		case agentcore.EventThread:
 			v.header = true
+		default: // text, reasoning and tool events change the reply
+			v.change(e.MessageID)
 		}
 		if e.Terminal() {
 			v.change(e.MessageID)
@@ -193,7 +194,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 		v.shown[id] = true
 		delete(v.changed, id)
-		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running)),
+		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running, &v.args)),
 			datastar.WithSelectorID("messages"), datastar.WithModeAppend()); err != nil {
 			return err
 		}
@@ -208,7 +209,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		} else if m, err = v.s.rt.Store.GetMessage(ctx, id); err != nil {
 			continue
 		}
-		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running))); err != nil {
+		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running, &v.args))); err != nil {
 			return err
 		}
 	}

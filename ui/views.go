@@ -9,7 +9,6 @@ import (
 
 	"parley/agentcore"
 	"parley/components"
-	"parley/ui/markdown"
 )
 
 // pageMessages is how many of a thread's latest messages a page shows.
@@ -41,7 +40,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread) (components.Chat,
 	live, running := s.rt.Live(t.ID)
 	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running}
 	for _, m := range msgs {
-		c.Messages = append(c.Messages, s.messageView(m, live, running))
+		c.Messages = append(c.Messages, s.messageView(m, live, running, nil))
 	}
 	return c, nil
 }
@@ -59,7 +58,10 @@ func (s *Server) threadModel(t agentcore.Thread) string {
 
 // messageView renders one message; the run in progress overrides the
 // store's (up to 50 ms older) copy of the reply it is writing.
-func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running bool) components.Message {
+//
+// prev keeps the argument parsers of calls still being written across
+// frames, so each frame parses only the new bytes; nil parses from scratch.
+func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running bool, prev *argPreview) components.Message {
 	if running && live.MessageID == m.ID {
 		m.Content, m.Status = live.Content, agentcore.StatusStreaming
 	}
@@ -68,7 +70,10 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 	if m.Role == agentcore.RoleUser {
 		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
 	} else {
-		v.HTML = markdown.Render(text)
+		if prev == nil {
+			prev = &argPreview{}
+		}
+		v.Parts = replyParts(m.Content, prev.fields)
 	}
 	meta := m.Content.Metadata
 	v.Model, _ = meta["model"].(string)

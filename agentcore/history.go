@@ -1,0 +1,224 @@
+package agentcore
+
+import (
+	"encoding/json"
+	"strings"
+
+	"parley/agentcore/llm"
+)
+
+// prompt turns stored messages into the model's prompt, instructions first.
+// An assistant message holds every step of its run: each step becomes the
+// assistant's text and tool calls, then the results as the model saw them.
+// Empty turns are left out: providers reject them.
+func (a *Agent) prompt(messages []Message) []llm.Message {
+	out := make([]llm.Message, 0, len(a.Instructions)+len(messages))
+	for _, s := range a.Instructions {
+		out = append(out, llm.Message{Role: llm.RoleSystem, Text: s.Content})
+	}
+	for _, m := range messages {
+		switch m.Role {
+		case RoleUser, RoleSystem:
+			if text := m.Content.Text(); text != "" {
+				out = append(out, llm.Message{Role: llm.Role(m.Role), Text: text})
+			}
+		case RoleAssistant:
+			out = append(out, assistantTurns(m.Content)...)
+		}
+	}
+	return out
+}
+
+// assistantTurns splits an assistant message at its step-start parts.
+func assistantTurns(c Content) []llm.Message {
+	var out []llm.Message
+	var text strings.Builder
+	var calls []llm.ToolCall
+	var results []llm.ToolResult
+	flush := func() {
+		if text.Len() > 0 || len(calls) > 0 {
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Text: text.String(), ToolCalls: calls})
+		}
+		if len(results) > 0 {
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolResults: results})
+		}
+		text.Reset()
+		calls, results = nil, nil
+	}
+	for _, p := range c.Parts {
+		switch p.Type {
+		case "step-start":
+			flush()
+		case "text":
+			text.WriteString(p.Text)
+		case "tool-invocation":
+			ti := p.ToolInvocation
+			if ti == nil || ti.State == "partial-call" {
+				continue // the model never finished it
+			}
+			args := string(ti.Args)
+			if args == "" || !json.Valid(ti.Args) {
+				args = "{}"
+			}
+			calls = append(calls, llm.ToolCall{ID: ti.ToolCallID, Name: ti.ToolName, Input: args, Signature: ti.Signature})
+			r := llm.ToolResult{CallID: ti.ToolCallID, Name: ti.ToolName, Output: ti.ModelOutput, IsError: ti.IsError}
+			if ti.State != "result" {
+				// Left without a result by a crash: providers reject a call
+				// with no answer, so tell the model what happened.
+				r.Output, r.IsError = "The tool call was interrupted before it finished.", true
+			}
+			results = append(results, r)
+		}
+	}
+	flush()
+	return out
+}
+
+// contentBuilder assembles an assistant message's v2 content from its run's
+// events, as they come. Growing text (reply text, reasoning, streamed tool
+// arguments) lives in builders, so a long reply costs linear time to build;
+// content() materialises a snapshot.
+type contentBuilder struct {
+	parts []Part
+	text  map[int]*strings.Builder // part index → its text or streamed arguments
+	calls map[string]int           // tool call id → part index
+}
+
+// apply folds e into the content; it reports whether the content changed.
+func (b *contentBuilder) apply(e Event) bool {
+	switch e.Type {
+	case EventStepStart:
+		if e.Step > 1 {
+			b.parts = append(b.parts, Part{Type: "step-start"})
+			return true
+		}
+	case EventTextDelta, EventReasoningDelta:
+		kind := "text"
+		if e.Type == EventReasoningDelta {
+			kind = "reasoning"
+		}
+		n := len(b.parts)
+		if n == 0 || b.parts[n-1].Type != kind {
+			b.parts = append(b.parts, Part{Type: kind})
+			n++
+		}
+		b.buf(n - 1).WriteString(e.Text)
+		return true
+	case EventToolInputStart:
+		if b.calls == nil {
+			b.calls = map[string]int{}
+		}
+		b.calls[e.ToolCallID] = len(b.parts)
+		b.parts = append(b.parts, Part{Type: "tool-invocation", ToolInvocation: &ToolInvocation{
+			State: "partial-call", ToolCallID: e.ToolCallID, ToolName: e.ToolName, Step: e.Step,
+		}})
+		return true
+	case EventToolCallDelta:
+		if i, ti := b.call(e.ToolCallID); ti != nil {
+			b.buf(i).WriteString(e.Text)
+			if _, known := ti.Transforms[TargetDisplay][PhaseInputDelta]; !known {
+				ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputDelta, e.Transform)
+			}
+			return true
+		}
+	case EventToolCall:
+		if i, ti := b.call(e.ToolCallID); ti != nil {
+			ti.State, ti.Args = "call", e.Args
+			delete(b.text, i)
+			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
+			return true
+		}
+	case EventToolOutput:
+		if _, ti := b.call(e.ToolCallID); ti != nil {
+			ti.Progress += e.Text
+			return true
+		}
+	case EventToolResult:
+		if i, ti := b.call(e.ToolCallID); ti != nil {
+			ti.State, ti.Result, ti.IsError, ti.Cancelled = "result", e.Result, e.IsError, e.Cancelled
+			ti.ModelOutput = e.ModelOutput
+			delete(b.text, i)
+			phase := PhaseOutput
+			if e.IsError {
+				phase = PhaseError
+			}
+			ti.Transforms = mergeTransforms(ti.Transforms, phase, e.Transform)
+			return true
+		}
+	}
+	return false
+}
+
+func (b *contentBuilder) buf(i int) *strings.Builder {
+	if b.text == nil {
+		b.text = map[int]*strings.Builder{}
+	}
+	if b.text[i] == nil {
+		b.text[i] = &strings.Builder{}
+	}
+	return b.text[i]
+}
+
+func (b *contentBuilder) call(id string) (int, *ToolInvocation) {
+	i, ok := b.calls[id]
+	if !ok {
+		return 0, nil
+	}
+	return i, b.parts[i].ToolInvocation
+}
+
+// content returns a snapshot that later events do not change.
+func (b *contentBuilder) content() Content {
+	c := Content{Format: 2, Parts: make([]Part, len(b.parts))}
+	var text strings.Builder
+	for i, p := range b.parts {
+		buf := b.text[i]
+		switch {
+		case p.ToolInvocation != nil:
+			ti := *p.ToolInvocation
+			ti.Transforms = copyTransforms(ti.Transforms)
+			if buf != nil {
+				ti.ArgsText = buf.String()
+			}
+			p.ToolInvocation = &ti
+		case buf != nil:
+			p.Text = buf.String()
+		}
+		c.Parts[i] = p
+		if p.Type == "text" {
+			text.WriteString(p.Text)
+		}
+	}
+	c.Content = text.String()
+	return c
+}
+
+func mergeTransforms(m map[string]map[string]TransformResult, phase string, t map[string]TransformResult) map[string]map[string]TransformResult {
+	if len(t) == 0 {
+		return m
+	}
+	if m == nil {
+		m = map[string]map[string]TransformResult{}
+	}
+	for target, r := range t {
+		if m[target] == nil {
+			m[target] = map[string]TransformResult{}
+		}
+		m[target][phase] = r
+	}
+	return m
+}
+
+func copyTransforms(m map[string]map[string]TransformResult) map[string]map[string]TransformResult {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]map[string]TransformResult, len(m))
+	for target, phases := range m {
+		out[target] = make(map[string]TransformResult, len(phases))
+		for ph, r := range phases {
+			out[target][ph] = r
+		}
+	}
+	return out
+}

@@ -1,0 +1,528 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"parley/agentcore/llm"
+)
+
+// toolConcurrency bounds the tool calls of one step that run at once.
+const toolConcurrency = 8
+
+// run is one Stream call in progress.
+type run struct {
+	agent *Agent
+	opts  StreamOptions
+	log   *slog.Logger
+
+	id     string
+	yield  func(Event) bool
+	gone   bool // the consumer stopped reading
+	tools  map[string]*Tool
+	hooks  ToolHooks
+	active map[string]bool // nil: every tool
+	usage  Usage
+}
+
+// emit hands e to the consumer; it reports false once the consumer is gone.
+func (r *run) emit(e Event) bool {
+	if r.gone {
+		return false
+	}
+	e.RunID, e.ThreadID = r.id, r.opts.ThreadID
+	if !r.yield(e) {
+		r.gone = true
+	}
+	return !r.gone
+}
+
+func (r *run) run(ctx context.Context, messages []Message, yield func(Event) bool) {
+	r.yield = yield
+	r.id = r.opts.RunID
+	if r.id == "" {
+		r.id = NewID()
+	}
+	fail := func(err error) { r.emit(Event{Type: EventError, Error: err.Error()}) }
+
+	spec := r.opts.Model
+	if spec == "" {
+		spec = r.agent.Model
+	}
+	if spec == "" {
+		fail(ErrNoModel)
+		return
+	}
+	if r.agent.Models == nil {
+		fail(fmt.Errorf("agent %s: no model resolver", r.agent.ID))
+		return
+	}
+	model, err := r.agent.Models(spec)
+	if err != nil {
+		fail(err)
+		return
+	}
+	r.tools = r.agent.toolset()
+	r.hooks = r.agent.Hooks.merge(r.opts.Hooks)
+	if r.opts.ActiveTools != nil {
+		r.active = map[string]bool{}
+		for _, n := range r.opts.ActiveTools {
+			r.active[n] = true
+		}
+	}
+	maxSteps := cmpOr(r.opts.MaxSteps, r.agent.MaxSteps, DefaultMaxSteps)
+	if !r.emit(Event{Type: EventStart, Model: spec}) {
+		return
+	}
+
+	prompt := r.agent.prompt(messages)
+	specs := r.toolSpecs()
+	for step := 1; ; step++ {
+		if !r.emit(Event{Type: EventStepStart, Step: step}) {
+			return
+		}
+		out := r.step(ctx, model, llm.Request{Messages: prompt, Tools: specs, ToolChoice: string(r.opts.ToolChoice)}, step)
+		if r.gone {
+			return
+		}
+		if out.err != nil {
+			r.cancelStarted(out.open, step)
+			if ctx.Err() != nil {
+				r.emit(Event{Type: EventAbort})
+			} else {
+				fail(out.err)
+			}
+			return
+		}
+		results := r.execute(ctx, out.calls, prompt, step)
+		if r.gone {
+			return
+		}
+		if ctx.Err() != nil {
+			r.emit(Event{Type: EventAbort})
+			return
+		}
+		r.emit(Event{Type: EventStepFinish, Step: step, FinishReason: out.finish, Usage: out.usage})
+		if len(out.calls) == 0 || step >= maxSteps {
+			r.emit(Event{Type: EventFinish, FinishReason: out.finish, Usage: r.usage})
+			return
+		}
+		prompt = append(prompt, stepMessages(out.text, out.calls, results)...)
+	}
+}
+
+func cmpOr(xs ...int) int {
+	for _, x := range xs {
+		if x > 0 {
+			return x
+		}
+	}
+	return 0
+}
+
+// stepOut is what one model call produced.
+type stepOut struct {
+	text   string
+	calls  []*call
+	open   []*call // started calls the model never finished (on error)
+	finish string
+	usage  Usage
+	err    error
+}
+
+// call is one tool call of a step.
+type call struct {
+	id, name  string
+	tool      *Tool // resolved at input start; nil if unknown
+	args      strings.Builder
+	input     json.RawMessage // the complete, parsed (maybe repaired) input
+	parseErr  error
+	signature string
+	ended     bool
+	result    toolResult
+}
+
+// step makes one model call, streaming its text and tool input.
+func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step int) stepOut {
+	var out stepOut
+	var text strings.Builder
+	calls := map[string]*call{}
+	var order []*call
+	start := func(id, name string) *call {
+		c := &call{id: id, name: name, tool: r.resolve(name)}
+		calls[id] = c
+		order = append(order, c)
+		r.emit(Event{Type: EventToolInputStart, Step: step, ToolCallID: id, ToolName: name})
+		if c.tool != nil && c.tool.OnInputStart != nil {
+			r.hook("onInputStart", name, func() error {
+				return c.tool.OnInputStart(ctx, InputStart{ToolCallID: id, Messages: req.Messages})
+			})
+		}
+		return c
+	}
+	delta := func(c *call, d string) {
+		c.args.WriteString(d)
+		e := Event{Type: EventToolCallDelta, Step: step, ToolCallID: c.id, ToolName: c.name, Text: d}
+		e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputDelta, ToolName: c.name, ToolCallID: c.id, InputTextDelta: d})
+		r.emit(e)
+		if c.tool != nil && c.tool.OnInputDelta != nil {
+			r.hook("onInputDelta", c.name, func() error {
+				return c.tool.OnInputDelta(ctx, InputDelta{ToolCallID: c.id, InputTextDelta: d, Messages: req.Messages})
+			})
+		}
+	}
+	end := func(c *call) {
+		if !c.ended {
+			c.ended = true
+			r.emit(Event{Type: EventToolInputEnd, Step: step, ToolCallID: c.id, ToolName: c.name})
+		}
+	}
+
+	for part, err := range model.Stream(ctx, req) {
+		if r.gone {
+			return out
+		}
+		if err != nil {
+			out.err = err
+			break
+		}
+		switch part.Type {
+		case llm.PartTextDelta:
+			if part.Text != "" {
+				text.WriteString(part.Text)
+				r.emit(Event{Type: EventTextDelta, Step: step, Text: part.Text})
+			}
+		case llm.PartReasoningDelta:
+			if part.Text != "" {
+				r.emit(Event{Type: EventReasoningDelta, Step: step, Text: part.Text})
+			}
+		case llm.PartToolInputStart:
+			if calls[part.ToolCallID] == nil {
+				start(part.ToolCallID, part.ToolName)
+			}
+		case llm.PartToolInputDelta:
+			if c := calls[part.ToolCallID]; c != nil && part.Text != "" {
+				delta(c, part.Text)
+			}
+		case llm.PartToolInputEnd:
+			if c := calls[part.ToolCallID]; c != nil {
+				end(c)
+			}
+		case llm.PartToolCall:
+			c := calls[part.ToolCallID]
+			if c == nil { // a provider that sends the call whole
+				c = start(part.ToolCallID, part.ToolName)
+			}
+			if c.args.Len() == 0 && part.Input != "" {
+				delta(c, part.Input)
+			}
+			end(c)
+			final := part.Input
+			if final == "" {
+				final = c.args.String()
+			}
+			c.signature = part.Signature
+			r.complete(c, final, step)
+			out.calls = append(out.calls, c)
+		case llm.PartFinish:
+			out.finish = part.FinishReason
+			out.usage = usageOf(part.Usage)
+			r.usage = addUsage(r.usage, out.usage)
+		}
+	}
+	if out.err == nil && ctx.Err() != nil {
+		out.err = ctx.Err()
+	}
+	if out.err != nil {
+		for _, c := range order {
+			if !slices.Contains(out.calls, c) {
+				out.open = append(out.open, c)
+			}
+		}
+	}
+	out.text = text.String()
+	return out
+}
+
+// complete parses (or repairs) a call's final input and announces the call.
+func (r *run) complete(c *call, raw string, step int) {
+	fixed, err := RepairToolInput(raw)
+	if err != nil {
+		c.parseErr = err
+		b, _ := json.Marshal(raw) // shown as the text the model wrote
+		c.input = b
+	} else {
+		c.input = json.RawMessage(fixed)
+	}
+	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input}
+	e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputAvailable, ToolName: c.name, ToolCallID: c.id, Input: c.input})
+	r.emit(e)
+}
+
+// cancelStarted gives every call the model started but never finished a
+// cancelled result: no call is left dangling.
+func (r *run) cancelStarted(open []*call, step int) {
+	for _, c := range open {
+		r.emit(Event{Type: EventToolResult, Step: step, ToolCallID: c.id, ToolName: c.name,
+			Result: json.RawMessage(`"cancelled before the call was complete"`), IsError: true, Cancelled: true})
+	}
+}
+
+// toolResult is the outcome of one call.
+type toolResult struct {
+	raw       any    // what the UI and the store keep
+	modelText string // what the model sees
+	isError   bool
+	cancelled bool
+}
+
+// execute runs a step's calls, several at once, and yields their events as
+// they come. Results come back in call order.
+func (r *run) execute(ctx context.Context, calls []*call, prompt []llm.Message, step int) []toolResult {
+	if len(calls) == 0 {
+		return nil
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan Event)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, toolConcurrency)
+	for _, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			// Progress a tool writes after it returned is dropped: the
+			// result event has been sent and the channel may be closed.
+			var mu sync.Mutex
+			done := false
+			c.result = r.callTool(tctx, c, prompt, step, func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !done {
+					events <- e
+				}
+			})
+			mu.Lock()
+			done = true
+			mu.Unlock()
+			ev := Event{Type: EventToolResult, Step: step, ToolCallID: c.id, ToolName: c.name,
+				Result: resultJSON(c.result), IsError: c.result.isError, Cancelled: c.result.cancelled,
+				ModelOutput: c.result.modelText}
+			phase := PhaseOutput
+			tc := TransformContext{Phase: phase, ToolName: c.name, ToolCallID: c.id, Input: c.input, Output: c.result.raw}
+			if c.result.isError {
+				tc.Phase, tc.Output, tc.Error = PhaseError, nil, fmt.Sprint(c.result.raw)
+			}
+			ev.Transform = transform(r.log, r.agent.Transform, c.tool, tc)
+			events <- ev
+		}()
+	}
+	go func() { wg.Wait(); close(events) }()
+	for e := range events {
+		if !r.emit(e) {
+			cancel() // nobody reads on: stop the tools, drain their events
+		}
+	}
+	out := make([]toolResult, len(calls))
+	for i, c := range calls {
+		out[i] = c.result
+	}
+	return out
+}
+
+func resultJSON(res toolResult) json.RawMessage {
+	b, err := json.Marshal(res.raw)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprintf("%v", res.raw))
+	}
+	return b
+}
+
+// errResult is an error result: the model and the UI both see text.
+func errResult(text string) toolResult {
+	return toolResult{raw: text, modelText: text, isError: true}
+}
+
+// callTool runs one call through validation, the hooks and the tool.
+func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step int, send func(Event)) toolResult {
+	if c.parseErr != nil {
+		return errResult(fmt.Sprintf("Could not parse the arguments of %s: %v. Send the arguments again as one valid JSON object.", c.name, c.parseErr))
+	}
+	if c.tool == nil || (r.active != nil && !r.active[c.name]) {
+		return errResult(r.unknownTool(c.name))
+	}
+	if err := c.tool.ValidateInput(c.input); err != nil {
+		var se *SchemaError
+		if errors.As(err, &se) {
+			return errResult(fmt.Sprintf("Tool input validation failed for %s. Fix these and call it again:\n- %s\n\nProvided arguments: %s",
+				c.name, strings.Join(se.Problems, "\n- "), c.input))
+		}
+		return errResult(fmt.Sprintf("Tool %s cannot validate its input: %v", c.name, err))
+	}
+	tc := &ToolContext{
+		ToolCallID: c.id, ToolName: c.name, AgentID: r.agent.ID, RunID: r.id,
+		ThreadID: r.opts.ThreadID, ResourceID: r.opts.ResourceID, RequestContext: r.opts.RequestContext,
+		Messages: prompt,
+		progress: func(e Event) { e.Step = step; send(e) },
+	}
+	if c.tool.OnInputAvailable != nil {
+		r.hook("onInputAvailable", c.name, func() error {
+			return c.tool.OnInputAvailable(ctx, InputAvailable{ToolCallID: c.id, Input: c.input, Messages: prompt})
+		})
+	}
+	info := ToolCallInfo{ToolName: c.name, ToolCallID: c.id, Input: c.input, Context: tc, AgentID: r.agent.ID, AgentName: r.agent.Name}
+
+	var output any
+	var err error
+	ran := true
+	if r.hooks.BeforeToolCall != nil {
+		var d *ToolDecision
+		d, err = r.hooks.BeforeToolCall(ctx, info)
+		if err != nil {
+			err = fmt.Errorf("beforeToolCall: %w", err)
+			ran = false
+		} else if d != nil && !d.Proceed {
+			output, ran = d.Output, false
+		}
+	}
+	if ran {
+		output, err = runTool(ctx, r.log, c.tool, c.input, tc)
+		if r.hooks.AfterToolCall != nil {
+			if herr := safeCall(func() error { return r.hooks.AfterToolCall(ctx, info, output, err) }); herr != nil {
+				r.log.Error("Error calling afterToolCall", "tool", c.name, "err", herr)
+			}
+		}
+	}
+	if err != nil {
+		res := errResult(err.Error())
+		res.cancelled = ctx.Err() != nil
+		return res
+	}
+	if ran {
+		if verr := c.tool.ValidateOutput(output); verr != nil {
+			return errResult(fmt.Sprintf("Tool %s returned output that does not match its output schema:\n- %s", c.name, strings.ReplaceAll(verr.Error(), "\n", "\n- ")))
+		}
+	}
+	if c.tool.OnOutput != nil {
+		r.hook("onOutput", c.name, func() error {
+			return c.tool.OnOutput(ctx, Output{ToolCallID: c.id, ToolName: c.name, Output: output})
+		})
+	}
+	mo, err := c.tool.modelOutput(output)
+	if err != nil {
+		return errResult(fmt.Sprintf("Tool %s: %v", c.name, err))
+	}
+	return toolResult{raw: output, modelText: mo.text(), isError: mo.Type == "error-text" || mo.Type == "error-json"}
+}
+
+// runTool calls Execute; a panic becomes an error.
+func runTool(ctx context.Context, log *slog.Logger, t *Tool, input json.RawMessage, tc *ToolContext) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("tool panicked", "tool", tc.ToolName, "panic", p, "stack", string(debug.Stack()))
+			out, err = nil, fmt.Errorf("tool %s crashed: %v", tc.ToolName, p)
+		}
+	}()
+	if t.Execute == nil {
+		return nil, fmt.Errorf("tool %s has no execute function", tc.ToolName)
+	}
+	return t.Execute(ctx, input, tc)
+}
+
+func safeCall(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn()
+}
+
+// hook runs a lifecycle hook; its failure is logged and swallowed.
+func (r *run) hook(name, tool string, fn func() error) {
+	if err := safeCall(fn); err != nil {
+		r.log.Error("Error calling "+name, "tool", tool, "err", err)
+	}
+}
+
+// unknownTool is Mastra's text for a call to a tool that does not exist.
+func (r *run) unknownTool(name string) string {
+	names := r.visibleNames()
+	msg := fmt.Sprintf("Tool %q not found.", name)
+	if len(names) > 0 {
+		msg += " Available tools: " + strings.Join(names, ", ")
+	}
+	return msg + ". Call tools by their exact name only — never add prefixes, namespaces, or colons."
+}
+
+// visibleNames are the tools the model may call, sorted.
+func (r *run) visibleNames() []string {
+	var names []string
+	for n := range r.tools {
+		if r.active == nil || r.active[n] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (r *run) toolSpecs() []llm.ToolSpec {
+	var specs []llm.ToolSpec
+	for _, n := range r.visibleNames() {
+		specs = append(specs, r.tools[n].spec(n))
+	}
+	return specs
+}
+
+// resolve finds a tool by its key, else by its id.
+func (r *run) resolve(name string) *Tool {
+	if t, ok := r.tools[name]; ok {
+		return t
+	}
+	keys := make([]string, 0, len(r.tools))
+	for k := range r.tools {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if r.tools[k].ID == name {
+			return r.tools[k]
+		}
+	}
+	return nil
+}
+
+// stepMessages are what a step adds to the prompt: the assistant's text and
+// calls, then the results as the model sees them.
+func stepMessages(text string, calls []*call, results []toolResult) []llm.Message {
+	a := llm.Message{Role: llm.RoleAssistant, Text: text}
+	t := llm.Message{Role: llm.RoleTool}
+	for i, c := range calls {
+		a.ToolCalls = append(a.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Input: string(c.input), Signature: c.signature})
+		t.ToolResults = append(t.ToolResults, llm.ToolResult{CallID: c.id, Name: c.name, Output: results[i].modelText, IsError: results[i].isError})
+	}
+	return []llm.Message{a, t}
+}
+
+func usageOf(u llm.Usage) Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedTokens}
+}
+
+func addUsage(a, b Usage) Usage {
+	return Usage{
+		InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		TotalTokens: a.TotalTokens + b.TotalTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
+		CachedTokens: a.CachedTokens + b.CachedTokens,
+	}
+}

@@ -1,0 +1,262 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"parley/agentcore/llm"
+)
+
+// Tool is the Go counterpart of Mastra's createTool: an id, a description
+// for the model, JSON Schemas for input and output, and the function that
+// runs it. Its name in a stream is the key it has in the agent's tool map.
+//
+// Mistakes the model can fix (bad input, a failing call) come back to the
+// model as an error result; Execute returns them as errors. Nothing a tool
+// does — an error, a panic — ends the run.
+type Tool struct {
+	ID           string
+	Description  string
+	InputSchema  json.RawMessage // JSON Schema of the input; nil: any object
+	OutputSchema json.RawMessage // JSON Schema of the output; nil: not checked
+
+	// Execute runs the tool with input already validated against
+	// InputSchema. Cancellation arrives through ctx.
+	Execute func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error)
+
+	// ToModelOutput turns the output into what the model sees; the stream,
+	// the store and the UI keep the raw output. Nil: the output as JSON (a
+	// string output as is).
+	ToModelOutput func(output any) ModelOutput
+
+	// Transform gives display- and transcript-safe versions of the payloads
+	// (spec §3.4). Nil: payloads pass through raw, unless the agent's
+	// transform policy applies.
+	Transform *ToolTransform
+
+	// Lifecycle hooks (spec §2.2). Their errors and panics are logged and
+	// swallowed: a hook can never break a run.
+	OnInputStart     func(ctx context.Context, h InputStart) error
+	OnInputDelta     func(ctx context.Context, h InputDelta) error
+	OnInputAvailable func(ctx context.Context, h InputAvailable) error
+	OnOutput         func(ctx context.Context, h Output) error
+
+	schemas sync.Once
+	in, out *jsonschema.Schema
+	errSch  error
+}
+
+// InputStart is what OnInputStart gets when the model starts a call.
+type InputStart struct {
+	ToolCallID string
+	Messages   []llm.Message // the prompt as sent
+}
+
+// InputDelta is what OnInputDelta gets for each piece of streamed input.
+type InputDelta struct {
+	ToolCallID     string
+	InputTextDelta string
+	Messages       []llm.Message
+}
+
+// InputAvailable is what OnInputAvailable gets once the input is complete
+// and valid, before the tool runs.
+type InputAvailable struct {
+	ToolCallID string
+	Input      json.RawMessage
+	Messages   []llm.Message
+}
+
+// Output is what OnOutput gets after a successful run.
+type Output struct {
+	ToolCallID string
+	ToolName   string
+	Output     any
+}
+
+// ToolContext is what a running tool knows about its call. Writing to it
+// streams progress to every view of the thread (a tool-output event).
+type ToolContext struct {
+	ToolCallID     string
+	ToolName       string
+	AgentID        string
+	RunID          string
+	ThreadID       string
+	ResourceID     string
+	RequestContext map[string]any
+	Messages       []llm.Message
+
+	progress func(Event)
+}
+
+// Write streams p as progress text of the call.
+func (tc *ToolContext) Write(p []byte) (int, error) {
+	if tc.progress != nil && len(p) > 0 {
+		tc.progress(Event{Type: EventToolOutput, ToolCallID: tc.ToolCallID, ToolName: tc.ToolName, Text: string(p)})
+	}
+	return len(p), nil
+}
+
+// ModelOutput is what the model sees of a tool's output (AI SDK v5's
+// ToolResultOutput): Type is text, json, error-text, error-json or content.
+type ModelOutput struct {
+	Type  string `json:"type"`
+	Value any    `json:"value"`
+}
+
+// text renders the model output as the text sent to the model.
+func (m ModelOutput) text() string {
+	switch m.Type {
+	case "text", "error-text":
+		if s, ok := m.Value.(string); ok {
+			return s
+		}
+	case "content":
+		if parts, ok := m.Value.([]any); ok {
+			var b []string
+			for _, p := range parts {
+				part, _ := p.(map[string]any)
+				switch part["type"] {
+				case "text":
+					b = append(b, fmt.Sprint(part["text"]))
+				case "image-url":
+					b = append(b, fmt.Sprintf("[image: %v]", part["url"]))
+				}
+			}
+			return strings.Join(b, "\n")
+		}
+	}
+	return jsonText(m.Value)
+}
+
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+// compile compiles the tool's schemas once.
+func (t *Tool) compile() error {
+	t.schemas.Do(func() {
+		if len(t.InputSchema) > 0 {
+			if t.in, t.errSch = compileSchema(t.ID+"-input", t.InputSchema); t.errSch != nil {
+				return
+			}
+		}
+		if len(t.OutputSchema) > 0 {
+			t.out, t.errSch = compileSchema(t.ID+"-output", t.OutputSchema)
+		}
+	})
+	return t.errSch
+}
+
+func compileSchema(name string, schema json.RawMessage) (*jsonschema.Schema, error) {
+	s, err := jsonschema.CompileString("mem://"+name+".json", string(schema))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// ValidateInput checks input against the tool's input schema. The error
+// names every failing JSON-pointer path, for the model to correct itself.
+func (t *Tool) ValidateInput(input json.RawMessage) error {
+	if err := t.compile(); err != nil {
+		return err
+	}
+	if t.in == nil {
+		return nil
+	}
+	return validate(t.in, input)
+}
+
+// ValidateOutput checks output against the tool's output schema.
+func (t *Tool) ValidateOutput(output any) error {
+	if err := t.compile(); err != nil {
+		return err
+	}
+	if t.out == nil {
+		return nil
+	}
+	b, err := json.Marshal(output)
+	if err != nil {
+		return fmt.Errorf("output is not JSON: %w", err)
+	}
+	return validate(t.out, b)
+}
+
+// SchemaError lists what failed validation, one JSON pointer per line.
+type SchemaError struct {
+	Problems []string // "/path: message"
+}
+
+func (e *SchemaError) Error() string { return strings.Join(e.Problems, "\n") }
+
+func validate(s *jsonschema.Schema, doc json.RawMessage) error {
+	dec := json.NewDecoder(strings.NewReader(string(doc)))
+	dec.UseNumber() // the validator wants json.Number, not float64
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return &SchemaError{Problems: []string{"(root): not valid JSON: " + err.Error()}}
+	}
+	err := s.Validate(v)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var problems []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := e.InstanceLocation
+			if loc == "" {
+				loc = "(root)"
+			}
+			problems = append(problems, loc+": "+e.Message)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(problems)
+	return &SchemaError{Problems: problems}
+}
+
+// spec describes the tool to the model under name.
+func (t *Tool) spec(name string) llm.ToolSpec {
+	schema := t.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return llm.ToolSpec{Name: name, Description: t.Description, InputSchema: schema}
+}
+
+// modelOutput is what the model sees of output.
+func (t *Tool) modelOutput(output any) (mo ModelOutput, err error) {
+	if t.ToModelOutput == nil {
+		if s, ok := output.(string); ok {
+			return ModelOutput{Type: "text", Value: s}, nil
+		}
+		return ModelOutput{Type: "json", Value: output}, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("toModelOutput panicked: %v", r)
+		}
+	}()
+	return t.ToModelOutput(output), nil
+}

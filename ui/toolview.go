@@ -1,0 +1,234 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"parley/agentcore"
+	"parley/agentcore/partialjson"
+	"parley/components"
+	"parley/ui/markdown"
+)
+
+const (
+	// fieldPreview bounds one argument's value in a card; a card is a
+	// preview, and a 1 MB file write must not be a 1 MB DOM node per frame.
+	fieldPreview = 4000
+	// resultPreview bounds a result shown in a card.
+	resultPreview = 8000
+)
+
+// replyParts renders an assistant reply's parts: text as markdown, tool
+// calls as cards. partial gives the live argument preview of calls still
+// being written (nil: none).
+func replyParts(c agentcore.Content, partial func(ti *agentcore.ToolInvocation) []components.Field) []components.Part {
+	var out []components.Part
+	for _, p := range c.Parts {
+		switch p.Type {
+		case "text":
+			if p.Text != "" {
+				out = append(out, components.Part{HTML: markdown.Render(p.Text)})
+			}
+		case "reasoning":
+			if p.Text != "" {
+				out = append(out, components.Part{Reasoning: p.Text})
+			}
+		case "tool-invocation":
+			if p.ToolInvocation != nil {
+				out = append(out, components.Part{Tool: toolCard(p.ToolInvocation, partial)})
+			}
+		}
+	}
+	return out
+}
+
+// toolCard is the card of one call. Display transforms win over raw
+// payloads: a suppressed input shows a note, a transformed one its stand-in.
+func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocation) []components.Field) *components.ToolCard {
+	card := &components.ToolCard{CallID: ti.ToolCallID, Name: ti.ToolName, Progress: clip(ti.Progress, resultPreview)}
+	display := ti.Transforms[agentcore.TargetDisplay]
+	switch ti.State {
+	case "partial-call":
+		card.State = "input-streaming"
+		if ti.Cancelled {
+			card.State = "error"
+		}
+	case "call":
+		card.State = "running"
+	default:
+		card.State = "done"
+		if ti.IsError {
+			card.State = "error"
+		}
+	}
+	switch {
+	case display != nil && hasPhase(display, agentcore.PhaseInputAvailable):
+		card.Args = fields(mustJSON(display[agentcore.PhaseInputAvailable].Transformed))
+	case ti.State == "partial-call":
+		if _, hidden := display[agentcore.PhaseInputDelta]; hidden {
+			// A display transform governs the deltas: fail closed.
+			card.ArgsNote = "Arguments hidden while they are written."
+		} else if partial != nil {
+			card.Args = partial(ti)
+		}
+	default:
+		card.Args = fields(ti.Args)
+	}
+	if ti.State == "result" {
+		phase := agentcore.PhaseOutput
+		if ti.IsError {
+			phase = agentcore.PhaseError
+		}
+		payload := ti.Result
+		if r, ok := display[phase]; ok {
+			payload = mustJSON(r.Transformed)
+		}
+		text := pretty(payload)
+		if ti.IsError {
+			card.Error = clip(text, resultPreview)
+			if ti.Cancelled {
+				card.Error = "Stopped: " + card.Error
+			}
+		} else {
+			card.Result = clip(text, resultPreview)
+		}
+	}
+	return card
+}
+
+func hasPhase(m map[string]agentcore.TransformResult, phase string) bool {
+	_, ok := m[phase]
+	return ok
+}
+
+// fields lists a JSON object's top-level members in document order.
+func fields(raw json.RawMessage) []components.Field {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+			return nil
+		}
+		return []components.Field{{Key: "input", Value: clip(pretty(raw), fieldPreview)}}
+	}
+	var out []components.Field
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		out = append(out, components.Field{Key: fmt.Sprint(k), Value: clip(valueText(v), fieldPreview)})
+	}
+	return out
+}
+
+// valueText shows a string as itself and anything else as compact JSON.
+func valueText(v json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s
+	}
+	return string(v)
+}
+
+// pretty indents JSON; a JSON string is shown as its text.
+func pretty(raw json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+// clip shortens s to about n bytes on a rune boundary, saying so.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n… (%d more bytes)", len(s)-cut)
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// argPreview parses the arguments of calls still being written, one
+// incremental parser per call, fed only what arrived since the last frame:
+// total parsing work stays linear in the argument bytes.
+type argPreview struct {
+	parsers map[string]*argParser
+}
+
+type argParser struct {
+	p   *partialjson.Parser
+	fed int
+	err error
+}
+
+// fields is the preview of a partial call's arguments so far.
+func (a *argPreview) fields(ti *agentcore.ToolInvocation) []components.Field {
+	if a.parsers == nil {
+		a.parsers = map[string]*argParser{}
+	}
+	st := a.parsers[ti.ToolCallID]
+	if st == nil || len(ti.ArgsText) < st.fed {
+		st = &argParser{p: partialjson.New()}
+		a.parsers[ti.ToolCallID] = st
+	}
+	if st.err == nil && len(ti.ArgsText) > st.fed {
+		_, st.err = st.p.WriteString(ti.ArgsText[st.fed:])
+		st.fed = len(ti.ArgsText)
+	}
+	var out []components.Field
+	for _, k := range st.p.Keys() {
+		if s, ok := st.p.String(k); ok {
+			out = append(out, components.Field{Key: k, Value: tail(s, fieldPreview)})
+			continue
+		}
+		v, ok := st.p.Lookup(k)
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		out = append(out, components.Field{Key: k, Value: tail(string(b), fieldPreview)})
+	}
+	if st.err != nil {
+		out = append(out, components.Field{Key: "…", Value: "the arguments so far are not valid JSON"})
+	}
+	return out
+}
+
+// tail keeps the end of s: while a call is written, the newest text is what
+// matters.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	for cut < len(s) && !utf8RuneStart(s[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("… (%d bytes above)\n", cut) + s[cut:]
+}
