@@ -158,7 +158,10 @@ func TestHooksOrderOverrideAndSwallowedErrors(t *testing.T) {
 	var order []string
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 	tool := weatherTool(nil)
-	tool.OnInputStart = func(ctx context.Context, h agentcore.InputStart) error { note("onInputStart"); return errors.New("boom") }
+	tool.OnInputStart = func(ctx context.Context, h agentcore.InputStart) error {
+		note("onInputStart")
+		return errors.New("boom")
+	}
 	tool.OnInputDelta = func(ctx context.Context, h agentcore.InputDelta) error { note("onInputDelta"); panic("hook panic") }
 	tool.OnInputAvailable = func(ctx context.Context, h agentcore.InputAvailable) error {
 		note("onInputAvailable:" + string(h.Input))
@@ -353,7 +356,9 @@ func TestToModelOutputReachesModelOnly(t *testing.T) {
 func TestTransformFailsClosed(t *testing.T) {
 	tool := weatherTool(nil)
 	tool.Transform = &agentcore.ToolTransform{Display: &agentcore.PhaseTransforms{
-		Input: func(c agentcore.TransformContext) (any, bool, error) { return map[string]any{"city": "(hidden)"}, true, nil },
+		Input: func(c agentcore.TransformContext) (any, bool, error) {
+			return map[string]any{"city": "(hidden)"}, true, nil
+		},
 		Output: func(c agentcore.TransformContext) (any, bool, error) {
 			return nil, false, errors.New("transformer broke")
 		},

@@ -77,7 +77,9 @@ type WorkflowStep struct {
 // Run runs the steps in order and returns the last step's output, checked
 // against the output schema.
 func (w *Workflow) Run(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
-	w.once.Do(func() { w.schemas = &Tool{ID: "workflow-" + w.ID, InputSchema: w.InputSchema, OutputSchema: w.OutputSchema} })
+	w.once.Do(func() {
+		w.schemas = &Tool{ID: "workflow-" + w.ID, InputSchema: w.InputSchema, OutputSchema: w.OutputSchema}
+	})
 	t := w.schemas
 	if err := t.ValidateInput(input); err != nil {
 		return nil, fmt.Errorf("workflow %s input: %w", w.ID, err)
@@ -107,9 +109,9 @@ func (w *Workflow) asTool(key string) *Tool {
 		desc = "Run the workflow " + w.ID + "."
 	}
 	return &Tool{
-		ID:           "workflow-" + key,
-		Description:  desc,
-		InputSchema:  w.InputSchema, // the output schema is checked by Run
+		ID:          "workflow-" + key,
+		Description: desc,
+		InputSchema: w.InputSchema, // the output schema is checked by Run
 		Execute: func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error) {
 			out, err := w.Run(ctx, input)
 			if err != nil {
