@@ -3,19 +3,12 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/goccy/go-yaml"
+	"parley/agentcore/llm/llmtest"
 )
 
 // Replays of real HTTP exchanges that fantasy recorded against the live
@@ -23,122 +16,6 @@ import (
 // cassette holds two turns: the model calls the weather tool, then answers
 // from the tool's result. Our requests are checked against the recorded
 // ones, so the prompt conversion is tested on the real wire format too.
-
-// cassette is the part of a go-vcr v2 cassette the replay needs.
-type cassette struct {
-	Interactions []struct {
-		Request struct {
-			Body   string `yaml:"body"`
-			URL    string `yaml:"url"`
-			Method string `yaml:"method"`
-		} `yaml:"request"`
-		Response struct {
-			Body    string              `yaml:"body"`
-			Headers map[string][]string `yaml:"headers"`
-			Code    int                 `yaml:"code"`
-		} `yaml:"response"`
-	} `yaml:"interactions"`
-}
-
-// fantasyDir finds fantasy's module in the module cache (never downloads).
-var fantasyDir = sync.OnceValues(func() (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "charm.land/fantasy")
-	cmd.Env = append(os.Environ(), "GOPROXY=off")
-	out, err := cmd.Output()
-	return strings.TrimSpace(string(out)), err
-})
-
-func loadCassette(t *testing.T, name string) cassette {
-	t.Helper()
-	dir, err := fantasyDir()
-	if err != nil || dir == "" {
-		t.Fatalf("locate charm.land/fantasy in the module cache: %v", err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "providertests", "testdata", name))
-	if err != nil {
-		t.Fatalf("read cassette: %v", err)
-	}
-	var c cassette
-	if err := yaml.Unmarshal(data, &c); err != nil {
-		t.Fatalf("parse cassette %s: %v", name, err)
-	}
-	if len(c.Interactions) == 0 {
-		t.Fatalf("cassette %s has no interactions", name)
-	}
-	return c
-}
-
-// replayServer answers the cassette's interactions in order, writing each
-// response body in small flushed pieces so the client really streams.
-type replayServer struct {
-	*httptest.Server
-	mu       sync.Mutex
-	next     int
-	received []string // request bodies, in order
-}
-
-func newReplayServer(t *testing.T, c cassette) *replayServer {
-	s := &replayServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := readAll(r)
-		s.mu.Lock()
-		i := s.next
-		s.next++
-		s.received = append(s.received, body)
-		s.mu.Unlock()
-		if i >= len(c.Interactions) {
-			t.Errorf("unexpected request %d: %s %s", i, r.Method, r.URL)
-			http.Error(w, "cassette exhausted", http.StatusTeapot)
-			return
-		}
-		in := c.Interactions[i]
-		recorded, _ := url.Parse(in.Request.URL)
-		if r.Method != in.Request.Method || r.URL.Path != recorded.Path {
-			t.Errorf("request %d: got %s %s, recorded %s %s", i, r.Method, r.URL.Path, in.Request.Method, recorded.Path)
-		}
-		for k, vs := range in.Response.Headers {
-			for _, v := range vs {
-				w.Header().Add(k, v)
-			}
-		}
-		w.WriteHeader(in.Response.Code)
-		writeSlowly(w, in.Response.Body, 48)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *replayServer) body(i int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i >= len(s.received) {
-		return ""
-	}
-	return s.received[i]
-}
-
-func writeSlowly(w http.ResponseWriter, body string, piece int) {
-	for len(body) > 0 {
-		n := min(piece, len(body))
-		if _, err := w.Write([]byte(body[:n])); err != nil {
-			return
-		}
-		w.(http.Flusher).Flush()
-		body = body[n:]
-	}
-}
-
-func readAll(r *http.Request) string {
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := r.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
-		}
-	}
-}
 
 // collect drains a stream with a deadline so a broken adapter fails the
 // test instead of hanging it.
@@ -256,8 +133,8 @@ func TestReplayToolCallAndAnswer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := loadCassette(t, tc.cassette)
-			srv := newReplayServer(t, c)
+			c := llmtest.LoadCassette(t, tc.cassette)
+			srv := llmtest.NewReplayServer(t, c)
 			provider, _, _ := strings.Cut(tc.spec, "/")
 			m, err := Open(tc.spec, Config{
 				APIKeys:  map[string]string{provider: "test-key"},
@@ -282,8 +159,8 @@ func TestReplayToolCallAndAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("turn 1: %v", err)
 			}
-			if !sameJSON(t, srv.body(0), c.Interactions[0].Request.Body, tc.ignore) {
-				t.Errorf("turn 1 request differs from the recording:\n got %s\nwant %s", srv.body(0), c.Interactions[0].Request.Body)
+			if !sameJSON(t, srv.Body(0), c.Interactions[0].Request.Body, tc.ignore) {
+				t.Errorf("turn 1 request differs from the recording:\n got %s\nwant %s", srv.Body(0), c.Interactions[0].Request.Body)
 			}
 			starts, deltas := ofType(parts, PartToolInputStart), ofType(parts, PartToolInputDelta)
 			ends, calls := ofType(parts, PartToolInputEnd), ofType(parts, PartToolCall)
@@ -321,8 +198,8 @@ func TestReplayToolCallAndAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("turn 2: %v", err)
 			}
-			if !sameJSON(t, srv.body(1), c.Interactions[1].Request.Body, tc.ignore) {
-				t.Errorf("turn 2 request differs from the recording:\n got %s\nwant %s", srv.body(1), c.Interactions[1].Request.Body)
+			if !sameJSON(t, srv.Body(1), c.Interactions[1].Request.Body, tc.ignore) {
+				t.Errorf("turn 2 request differs from the recording:\n got %s\nwant %s", srv.Body(1), c.Interactions[1].Request.Body)
 			}
 			text := ofType(parts, PartTextDelta)
 			if len(text) < 2 {
@@ -344,8 +221,8 @@ func TestReplaySimpleText(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := loadCassette(t, tc.cassette)
-			srv := newReplayServer(t, c)
+			c := llmtest.LoadCassette(t, tc.cassette)
+			srv := llmtest.NewReplayServer(t, c)
 			provider, _, _ := strings.Cut(tc.spec, "/")
 			m, err := Open(tc.spec, Config{
 				APIKeys:  map[string]string{provider: "test-key"},
