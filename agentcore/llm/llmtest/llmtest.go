@@ -135,4 +135,3 @@ func readAll(r *http.Request) string {
 		}
 	}
 }
-
