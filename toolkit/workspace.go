@@ -1,0 +1,349 @@
+package toolkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+const (
+	// maxFileBytes caps what one tool call reads of one file: beyond it a
+	// file is data, not something a model reads whole, and it bounds memory.
+	maxFileBytes = 10 << 20
+	// maxOutputBytes caps one tool result (~50k tokens), so a single call
+	// cannot crowd out the rest of the model's context.
+	maxOutputBytes = 200 << 10
+	// binarySniffBytes is git's heuristic: a NUL byte in the first 8 KB
+	// means the file is binary.
+	binarySniffBytes = 8 << 10
+	// maxWalkEntries bounds the time a walk spends on a huge tree.
+	maxWalkEntries = 200_000
+	// maxLinkHops bounds the symbolic links followed while resolving one
+	// path, as the kernel's ELOOP limit does.
+	maxLinkHops = 40
+)
+
+// skippedDirs are never walked into: version-control internals and
+// dependency trees that would drown every listing and search.
+var skippedDirs = map[string]bool{".git": true, "node_modules": true}
+
+// Workspace confines model-given paths to one root directory. Every path a
+// tool touches goes through Resolve, which refuses escapes and .git
+// internals, so a tool cannot read outside the root by any spelling.
+type Workspace struct {
+	root  string // absolute, clean, symbolic links resolved
+	given string // absolute and clean as given; differs from root when it went through a link
+}
+
+// NewWorkspace returns a workspace rooted at root, which must be an
+// existing directory.
+func NewWorkspace(root string) (*Workspace, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace root %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace root %s: %w", root, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace root %s: %w", root, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("workspace root %s is not a directory", root)
+	}
+	return &Workspace{root: real, given: abs}, nil
+}
+
+// Root is the workspace's root directory, absolute with links resolved.
+func (w *Workspace) Root() string { return w.root }
+
+// Resolve turns a model-given path into an absolute path inside the root
+// with every symbolic link resolved. A relative path is taken from the
+// root; "" and "." are the root itself. The path need not exist (links
+// along the part that exists are still followed), so a missing file is
+// reported by whoever opens it.
+//
+// Refused, with an error naming the path and the root: paths that leave
+// the root lexically (../x, an absolute path elsewhere) or through a
+// symbolic link, and paths into a .git directory.
+func (w *Workspace) Resolve(p string) (string, error) {
+	if p == "" {
+		p = "."
+	}
+	var lexical string
+	if filepath.IsAbs(p) {
+		c := filepath.Clean(p)
+		switch {
+		case within(w.root, c):
+			lexical = c
+		case within(w.given, c):
+			lexical = filepath.Join(w.root, mustRel(w.given, c))
+		default:
+			return "", fmt.Errorf("path %q is outside the workspace root %s; only files under the root can be read — use a path relative to the root, like %q",
+				p, w.root, strings.TrimLeft(filepath.ToSlash(p), "/"))
+		}
+	} else {
+		lexical = filepath.Join(w.root, p)
+		if !within(w.root, lexical) {
+			return "", fmt.Errorf("path %q leaves the workspace root %s; only files under the root can be read", p, w.root)
+		}
+	}
+	if err := w.checkGit(p, lexical); err != nil {
+		return "", err
+	}
+	real, err := evalLinks(lexical, 0)
+	if err != nil {
+		return "", fmt.Errorf("resolve path %q: %w", p, err)
+	}
+	if !within(w.root, real) {
+		return "", fmt.Errorf("path %q is a symbolic link (or goes through one) to %s, which is outside the workspace root %s; only files under the root can be read", p, real, w.root)
+	}
+	if err := w.checkGit(p, real); err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+// Rel is abs (inside the root) as a slash-separated path relative to the
+// root: the form tools show the model and accept back.
+func (w *Workspace) Rel(abs string) string {
+	return filepath.ToSlash(mustRel(w.root, abs))
+}
+
+func (w *Workspace) checkGit(given, abs string) error {
+	for _, part := range strings.Split(filepath.ToSlash(mustRel(w.root, abs)), "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("path %q is inside a .git directory, which tools may not access (workspace root %s); read repository state with git commands instead", given, w.root)
+		}
+	}
+	return nil
+}
+
+// within reports whether p (absolute, clean) is root or below it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func mustRel(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return p
+	}
+	return rel
+}
+
+// evalLinks resolves the symbolic links in p (absolute, clean) as far as p
+// exists, then appends the missing rest. Unlike filepath.EvalSymlinks it
+// also follows a dangling link, so a link to a missing file outside the
+// root is seen as outside.
+func evalLinks(p string, hops int) (string, error) {
+	if hops > maxLinkHops {
+		return "", errors.New("too many levels of symbolic links")
+	}
+	var rest []string
+	cur := p
+	for {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if fi, err := os.Lstat(cur); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(cur)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(target) {
+				parent, err := evalLinks(filepath.Dir(cur), hops+1)
+				if err != nil {
+					return "", err
+				}
+				target = filepath.Join(parent, target)
+			}
+			return evalLinks(filepath.Join(append([]string{filepath.Clean(target)}, rest...)...), hops+1)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+}
+
+// stat is os.Stat of a resolved path, with the model-facing error for a
+// missing one.
+func (w *Workspace) stat(given, abs string) (fs.FileInfo, error) {
+	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("path %q does not exist in the workspace (root %s); use find_files to look for it", given, w.root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stat %q: %w", given, err)
+	}
+	return fi, nil
+}
+
+// readHead reads at most maxFileBytes of the regular file abs; whole
+// reports whether that was all of it.
+func readHead(abs string) (data []byte, whole bool, err error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(data) > maxFileBytes {
+		return data[:maxFileBytes], false, nil
+	}
+	return data, true, nil
+}
+
+// isBinary applies git's heuristic: a NUL in the first 8 KB.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0
+}
+
+// errWalkLimit stops a walk that visited maxWalkEntries entries.
+var errWalkLimit = errors.New("walk limit reached")
+
+// walk calls visit for every non-directory entry under dir (absolute,
+// resolved, inside the root), in lexical order, with its root-relative
+// slash path. It skips skippedDirs and what the root .gitignore excludes —
+// unless dir itself is excluded, since then the model asked for it by
+// name. Symbolic links are reported, never followed. complete is false
+// when the walk stopped at maxWalkEntries; an error from visit, or the
+// context's, ends the walk and is returned.
+func (w *Workspace) walk(ctx context.Context, dir string, visit func(rel string, d fs.DirEntry) error) (complete bool, err error) {
+	ign := w.gitignore()
+	if ign.covers(w.Rel(dir)) {
+		ign = nil
+	}
+	seen := 0
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil // an unreadable entry is skipped, not fatal
+		}
+		if p == dir {
+			return nil
+		}
+		if seen++; seen > maxWalkEntries {
+			return errWalkLimit
+		}
+		rel := w.Rel(p)
+		if d.IsDir() {
+			if skippedDirs[d.Name()] || ign.ignored(rel, true) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if skippedDirs[d.Name()] || ign.ignored(rel, false) {
+			return nil
+		}
+		return visit(rel, d)
+	})
+	if errors.Is(err, errWalkLimit) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ignoreRule is one line of a .gitignore.
+type ignoreRule struct {
+	alts     []string // compiled glob: slash-separated, no leading or trailing slash
+	anchored bool     // matched against the root-relative path, not the name
+	dirOnly  bool     // trailing slash: matches directories only
+	negate   bool     // leading "!": re-includes
+}
+
+// ignoreRules is a parsed .gitignore; the last matching rule wins.
+type ignoreRules []ignoreRule
+
+// gitignore reads the root .gitignore. It supports the common forms —
+// names, globs (with **), "dir/", a leading "/" or a middle slash to anchor
+// at the root, "!" to re-include — not escapes or nested .gitignore files.
+func (w *Workspace) gitignore() ignoreRules {
+	data, _, err := readHead(filepath.Join(w.root, ".gitignore"))
+	if err != nil {
+		return nil
+	}
+	var rules ignoreRules
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r \t")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var r ignoreRule
+		if strings.HasPrefix(line, "!") {
+			r.negate, line = true, line[1:]
+		}
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly, line = true, strings.TrimRight(line, "/")
+		}
+		if strings.HasPrefix(line, "/") {
+			r.anchored, line = true, strings.TrimLeft(line, "/")
+		}
+		if strings.Contains(line, "/") {
+			r.anchored = true
+		}
+		alts, err := compileGlob(line)
+		if line == "" || err != nil {
+			continue // git ignores what it cannot parse; so do we
+		}
+		r.alts = alts
+		rules = append(rules, r)
+	}
+	return rules
+}
+
+// ignored reports whether the entry at rel (root-relative, slash) is
+// excluded. Entries under an excluded directory are never asked about: the
+// walk does not enter it.
+func (rs ignoreRules) ignored(rel string, isDir bool) bool {
+	ignored := false
+	for _, r := range rs {
+		if r.dirOnly && !isDir {
+			continue
+		}
+		subject := path.Base(rel)
+		if r.anchored {
+			subject = rel
+		}
+		if matchAny(r.alts, subject) {
+			ignored = !r.negate
+		}
+	}
+	return ignored
+}
+
+// covers reports whether rel (a directory) or one of its ancestors is
+// excluded.
+func (rs ignoreRules) covers(rel string) bool {
+	if len(rs) == 0 || rel == "." {
+		return false
+	}
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		if rs.ignored(strings.Join(parts[:i+1], "/"), true) {
+			return true
+		}
+	}
+	return false
+}
