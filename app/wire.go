@@ -10,6 +10,7 @@ import (
 	"parley/agentcore/llm"
 	"parley/agentcore/scripted"
 	"parley/storage"
+	"parley/toolkit"
 	"parley/ui"
 )
 
@@ -26,6 +27,7 @@ var defaultModels = []struct{ provider, model string }{
 }
 
 const instructions = `You are Parley, a helpful assistant working with the user in a local-first chat app.
+You can read the user's workspace (a folder on their machine) with the view, find_files and search_content tools: use them when the question is about their files, and cite paths.
 Answer clearly and concisely. Use Markdown: fenced code blocks with a language, lists and tables where they help.`
 
 // Instance is one wired Parley: store, runtime and UI server.
@@ -68,6 +70,11 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		return nil, fmt.Errorf("open %s: %w", c.DBPath(), err)
 	}
 	in := &Instance{Config: c, Store: db, Log: log}
+	ws, err := toolkit.NewWorkspace(c.Workspace)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
 	if r := db.Recovered(); r.Messages > 0 || r.Runs > 0 {
 		log.Info("marked what the last shutdown cut off as interrupted", "messages", r.Messages, "runs", r.Runs)
 	}
@@ -99,7 +106,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Instructions: agentcore.Text(instructions),
 		Model:        model,
 		Models:       m.open,
-		Tools:        map[string]*agentcore.Tool{},
+		Tools:        toolkit.ReadOnly(ws),
 		Log:          log,
 	}
 	for name, t := range o.Tools {

@@ -12,13 +12,27 @@ const (
 	quoteLimit    = 80 // runes of the user's message echoed back
 )
 
-var wantsLong = regexp.MustCompile(`(?i)\blong\b`)
+var (
+	wantsLong  = regexp.MustCompile(`(?i)\blong\b`)
+	wantsFiles = regexp.MustCompile(`(?i)\b(files?|workspace|folder)\b`)
+)
 
 // Demo answers in demo mode (model demo/scripted). It says plainly that the
 // replies are scripted and how to connect a real model, quotes the user's
 // last message, and shows off markdown rendering. A message containing the
 // word "long" gets a long answer, to try scrolling.
 func Demo(req Request) Reply {
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
+		return demoToolAnswer(req.Messages[n-1].Content)
+	}
+	if wantsFiles.MatchString(req.LastUserText()) && req.HasTool("find_files") {
+		return Reply{
+			Text:      "Let me look at the workspace.",
+			ToolCalls: []ToolCall{{Name: "find_files", Args: `{"pattern":"**/*","maxResults":50}`}},
+			ChunkSize: demoChunkSize,
+			Delay:     demoDelay,
+		}
+	}
 	text := demoReply
 	if wantsLong.MatchString(req.LastUserText()) {
 		text = demoLong
@@ -29,6 +43,21 @@ func Demo(req Request) Reply {
 	}
 	return Reply{
 		Text:      strings.Replace(text, "{quote}", quote, 1),
+		ChunkSize: demoChunkSize,
+		Delay:     demoDelay,
+	}
+}
+
+// demoToolAnswer answers from a tool result, as a real model would.
+func demoToolAnswer(result string) Reply {
+	lines := strings.Split(strings.TrimSpace(result), "\n")
+	if len(lines) > 12 {
+		lines = append(lines[:12], "…")
+	}
+	return Reply{
+		Text: "That was a real tool call: `find_files` ran on your workspace, and its card above shows the arguments and the result. " +
+			"Here is the start of what it found:\n\n```text\n" + strings.Join(lines, "\n") + "\n```\n\n" +
+			"A real model decides on its own when to call a tool. Add a provider key to try it.",
 		ChunkSize: demoChunkSize,
 		Delay:     demoDelay,
 	}
@@ -54,7 +83,8 @@ const demoReply = "**Hello! This is Parley's demo mode.** The replies here are s
 	"| any message | a reply streamed token by token |\n" +
 	"| a message with the word *long* | a long answer, for scrolling |\n" +
 	"| the thread list | rename, pin and delete (hover a chat) |\n" +
-	"| **Stop** while a reply streams | the partial reply is kept, marked stopped |\n\n" +
+	"| **Stop** while a reply streams | the partial reply is kept, marked stopped |\n" +
+	"| a message with the word *files* | a tool call that lists your workspace, streamed into a card |\n\n" +
 	"Code is highlighted and has a copy button:\n\n" +
 	"```go\n" +
 	"func greet(name string) string {\n" +

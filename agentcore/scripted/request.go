@@ -56,6 +56,16 @@ func (r Request) LastUserText() string {
 	return ""
 }
 
+// HasTool reports whether the request offers a tool named name.
+func (r Request) HasTool(name string) bool {
+	for _, t := range r.Tools {
+		if t.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // UnmarshalJSON accepts content as a string, an array of parts, or null.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	type plain Message
