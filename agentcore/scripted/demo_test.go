@@ -64,3 +64,22 @@ func TestDemoQuote(t *testing.T) {
 		t.Errorf("empty request quoted something:\n%s", r.Text)
 	}
 }
+
+func TestDemoToolCall(t *testing.T) {
+	req := demoRequest("which files are here?")
+	if r := Demo(req); len(r.ToolCalls) != 0 {
+		t.Fatal("called find_files although the request offers no such tool")
+	}
+	req.Tools = []Tool{{Type: "function", Function: Function{Name: "find_files"}}}
+	r := Demo(req)
+	if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "find_files" || !strings.Contains(r.ToolCalls[0].Args, "pattern") {
+		t.Fatalf("tool calls %+v", r.ToolCalls)
+	}
+	req.Messages = append(req.Messages,
+		Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "find_files", Args: "{}"}}},
+		Message{Role: "tool", ToolCallID: "c1", Content: "README.md\nmain.go"})
+	r = Demo(req)
+	if len(r.ToolCalls) != 0 || !strings.Contains(r.Text, "README.md\nmain.go") {
+		t.Fatalf("answer from the tool result: %+v", r)
+	}
+}
