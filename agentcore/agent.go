@@ -97,10 +97,26 @@ type Agent struct {
 	Hooks ToolHooks
 	// Transform is the agent-level payload transform policy.
 	Transform *TransformPolicy
+	// Processors add to the prompt of every model call (Mastra's input
+	// processors: e.g. the task list as state signals).
+	Processors []Processor
 	// MaxSteps bounds model calls per run; 0: DefaultMaxSteps.
 	MaxSteps int
 	// Log receives hook and transform failures; nil: slog.Default().
 	Log *slog.Logger
+}
+
+// Processor adjusts what the model sees before each model call. It returns
+// the messages to send; errors are logged and the prompt goes unchanged.
+type Processor interface {
+	ProcessInput(ctx context.Context, in ProcessInput) ([]llm.Message, error)
+}
+
+// ProcessInput is one model call about to be made.
+type ProcessInput struct {
+	AgentID, RunID, ThreadID, ResourceID string
+	Step                                 int
+	Messages                             []llm.Message
 }
 
 // ToolChoice is "auto", "none", "required", or the name of the one tool
@@ -151,6 +167,26 @@ func (a *Agent) logger() *slog.Logger {
 		return a.Log
 	}
 	return slog.Default()
+}
+
+// ResumeInput answers a suspended tool call.
+type ResumeInput struct {
+	ToolCallID string
+	Data       json.RawMessage
+}
+
+// ErrNotSuspended: no call with that id waits for an answer.
+var ErrNotSuspended = errors.New("no suspended tool call with this id (it may have been answered already)")
+
+// Resume answers the suspended call in.ToolCallID, found in messages (the
+// thread's history, including the assistant message holding the call): the
+// tool runs again with the answer as its ResumeData, and the run goes on
+// from the next step as if it had never stopped.
+func (a *Agent) Resume(ctx context.Context, messages []Message, in ResumeInput, opts StreamOptions) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		r := &run{agent: a, opts: opts, log: a.logger()}
+		r.resume(ctx, messages, in, yield)
+	}
 }
 
 // Result is what Generate collects from a stream.

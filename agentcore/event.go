@@ -19,6 +19,9 @@ const (
 	EventToolCall       EventType = "tool-call"
 	EventToolOutput     EventType = "tool-output" // progress written by the tool
 	EventToolResult     EventType = "tool-result"
+	// EventToolSuspended: the call waits for the user; Result holds the
+	// suspend payload. The run then finishes with FinishSuspended.
+	EventToolSuspended EventType = "tool-call-suspended"
 
 	EventStepFinish EventType = "step-finish"
 	EventFinish     EventType = "finish"
@@ -29,6 +32,9 @@ const (
 	EventMessage EventType = "message" // a message was added to the thread (MessageID)
 	EventThread  EventType = "thread"  // the thread's title, pin or model changed, or it was deleted
 )
+
+// FinishSuspended is the finish reason of a run that waits for the user.
+const FinishSuspended = "suspended"
 
 // Event is one typed event of a run or a thread.
 type Event struct {

@@ -62,7 +62,11 @@ func assistantTurns(c Content) []llm.Message {
 			}
 			calls = append(calls, llm.ToolCall{ID: ti.ToolCallID, Name: ti.ToolName, Input: args, Signature: ti.Signature})
 			r := llm.ToolResult{CallID: ti.ToolCallID, Name: ti.ToolName, Output: ti.ModelOutput, IsError: ti.IsError}
-			if ti.State != "result" {
+			switch ti.State {
+			case "result":
+			case "suspended":
+				r.Output = "The user has not answered yet."
+			default:
 				// Left without a result by a crash: providers reject a call
 				// with no answer, so tell the model what happened.
 				r.Output, r.IsError = "The tool call was interrupted before it finished.", true
@@ -126,6 +130,13 @@ func (b *contentBuilder) apply(e Event) bool {
 			ti.State, ti.Args = "call", e.Args
 			delete(b.text, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
+			return true
+		}
+	case EventToolSuspended:
+		if i, ti := b.call(e.ToolCallID); ti != nil {
+			ti.State, ti.SuspendPayload = "suspended", e.Result
+			delete(b.text, i)
+			ti.Transforms = mergeTransforms(ti.Transforms, PhaseSuspend, e.Transform)
 			return true
 		}
 	case EventToolOutput:
@@ -221,4 +232,53 @@ func copyTransforms(m map[string]map[string]TransformResult) map[string]map[stri
 		}
 	}
 	return out
+}
+
+// findSuspended finds the suspended call id among the assistant messages.
+func findSuspended(messages []Message, id string) (Message, *ToolInvocation) {
+	for i := len(messages) - 1; i >= 0; i-- {
+		for _, p := range messages[i].Content.Parts {
+			if ti := p.ToolInvocation; ti != nil && ti.ToolCallID == id && ti.State == "suspended" {
+				return messages[i], ti
+			}
+		}
+	}
+	return Message{}, nil
+}
+
+// stillSuspended reports whether c has a suspended call other than id.
+func stillSuspended(c Content, id string) bool {
+	for _, p := range c.Parts {
+		if ti := p.ToolInvocation; ti != nil && ti.ToolCallID != id && ti.State == "suspended" {
+			return true
+		}
+	}
+	return false
+}
+
+// withInvocation returns c with the invocation of ti's call replaced.
+func withInvocation(c Content, ti ToolInvocation) Content {
+	parts := make([]Part, len(c.Parts))
+	copy(parts, c.Parts)
+	for i, p := range parts {
+		if p.ToolInvocation != nil && p.ToolInvocation.ToolCallID == ti.ToolCallID {
+			parts[i].ToolInvocation = &ti
+		}
+	}
+	c.Parts = parts
+	return c
+}
+
+// load starts the builder from stored content (a resumed run writes on).
+func (b *contentBuilder) load(c Content) {
+	b.parts = make([]Part, len(c.Parts))
+	copy(b.parts, c.Parts)
+	b.calls = map[string]int{}
+	for i, p := range b.parts {
+		if p.ToolInvocation != nil {
+			ti := *p.ToolInvocation
+			b.parts[i].ToolInvocation = &ti
+			b.calls[ti.ToolCallID] = i
+		}
+	}
 }

@@ -46,29 +46,78 @@ func (r *run) emit(e Event) bool {
 }
 
 func (r *run) run(ctx context.Context, messages []Message, yield func(Event) bool) {
+	model, ok := r.setup(yield)
+	if !ok {
+		return
+	}
+	r.loop(ctx, model, r.agent.prompt(messages), 1)
+}
+
+// resume answers a suspended call, then goes on as the run would have.
+func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yield func(Event) bool) {
+	model, ok := r.setup(yield)
+	if !ok {
+		return
+	}
+	msg, ti := findSuspended(messages, in.ToolCallID)
+	if ti == nil {
+		r.emit(Event{Type: EventError, Error: fmt.Sprintf("%s: %s", ErrNotSuspended, in.ToolCallID)})
+		return
+	}
+	c := &call{id: ti.ToolCallID, name: ti.ToolName, tool: r.resolve(ti.ToolName), input: ti.Args, resume: in.Data}
+	prompt := r.agent.prompt(messages)
+	results := r.execute(ctx, []*call{c}, prompt, ti.Step)
+	if r.gone {
+		return
+	}
+	if ctx.Err() != nil {
+		r.emit(Event{Type: EventAbort})
+		return
+	}
+	// The step goes on only once every call of it has a result: providers
+	// reject a call without one.
+	answered := *ti
+	answered.State, answered.ModelOutput, answered.IsError = "result", results[0].modelText, results[0].isError
+	if results[0].suspended || stillSuspended(msg.Content, ti.ToolCallID) {
+		r.emit(Event{Type: EventFinish, FinishReason: FinishSuspended, Usage: r.usage})
+		return
+	}
+	// Rebuild the prompt with the answer in place of the suspension.
+	updated := make([]Message, len(messages))
+	copy(updated, messages)
+	for i := range updated {
+		if updated[i].ID == msg.ID {
+			updated[i].Content = withInvocation(msg.Content, answered)
+		}
+	}
+	r.loop(ctx, model, r.agent.prompt(updated), ti.Step+1)
+}
+
+// setup resolves the model and the tools; false when the run cannot start
+// (an error event has been sent).
+func (r *run) setup(yield func(Event) bool) (llm.Model, bool) {
 	r.yield = yield
 	r.id = r.opts.RunID
 	if r.id == "" {
 		r.id = NewID()
 	}
 	fail := func(err error) { r.emit(Event{Type: EventError, Error: err.Error()}) }
-
 	spec := r.opts.Model
 	if spec == "" {
 		spec = r.agent.Model
 	}
 	if spec == "" {
 		fail(ErrNoModel)
-		return
+		return nil, false
 	}
 	if r.agent.Models == nil {
 		fail(fmt.Errorf("agent %s: no model resolver", r.agent.ID))
-		return
+		return nil, false
 	}
 	model, err := r.agent.Models(spec)
 	if err != nil {
 		fail(err)
-		return
+		return nil, false
 	}
 	r.tools = r.agent.toolset()
 	r.hooks = r.agent.Hooks.merge(r.opts.Hooks)
@@ -78,18 +127,20 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 			r.active[n] = true
 		}
 	}
-	maxSteps := cmpOr(r.opts.MaxSteps, r.agent.MaxSteps, DefaultMaxSteps)
-	if !r.emit(Event{Type: EventStart, Model: spec}) {
-		return
-	}
+	return model, r.emit(Event{Type: EventStart, Model: spec})
+}
 
-	prompt := r.agent.prompt(messages)
+// loop calls the model and runs its tools, step after step, from step
+// first on, until the model stops calling tools, a call suspends, or
+// MaxSteps is reached.
+func (r *run) loop(ctx context.Context, model llm.Model, prompt []llm.Message, first int) {
+	maxSteps := cmpOr(r.opts.MaxSteps, r.agent.MaxSteps, DefaultMaxSteps)
 	specs := r.toolSpecs()
-	for step := 1; ; step++ {
+	for step := first; ; step++ {
 		if !r.emit(Event{Type: EventStepStart, Step: step}) {
 			return
 		}
-		out := r.step(ctx, model, llm.Request{Messages: prompt, Tools: specs, ToolChoice: string(r.opts.ToolChoice)}, step)
+		out := r.step(ctx, model, llm.Request{Messages: r.process(ctx, prompt, step), Tools: specs, ToolChoice: string(r.opts.ToolChoice)}, step)
 		if r.gone {
 			return
 		}
@@ -98,7 +149,7 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 			if ctx.Err() != nil {
 				r.emit(Event{Type: EventAbort})
 			} else {
-				fail(out.err)
+				r.emit(Event{Type: EventError, Error: out.err.Error()})
 			}
 			return
 		}
@@ -111,12 +162,34 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 			return
 		}
 		r.emit(Event{Type: EventStepFinish, Step: step, FinishReason: out.finish, Usage: out.usage})
-		if len(out.calls) == 0 || step >= maxSteps {
+		for _, res := range results {
+			if res.suspended {
+				r.emit(Event{Type: EventFinish, FinishReason: FinishSuspended, Usage: r.usage})
+				return
+			}
+		}
+		if len(out.calls) == 0 || step-first+1 >= maxSteps {
 			r.emit(Event{Type: EventFinish, FinishReason: out.finish, Usage: r.usage})
 			return
 		}
 		prompt = append(prompt, stepMessages(out.text, out.calls, results)...)
 	}
+}
+
+// process runs the agent's processors over the prompt of one model call.
+func (r *run) process(ctx context.Context, prompt []llm.Message, step int) []llm.Message {
+	msgs := prompt
+	for _, p := range r.agent.Processors {
+		in := ProcessInput{AgentID: r.agent.ID, RunID: r.id, ThreadID: r.opts.ThreadID, ResourceID: r.opts.ResourceID, Step: step, Messages: msgs}
+		var out []llm.Message
+		err := safeCall(func() (err error) { out, err = p.ProcessInput(ctx, in); return err })
+		if err != nil {
+			r.log.Error("input processor failed", "processor", fmt.Sprintf("%T", p), "err", err)
+			continue
+		}
+		msgs = out
+	}
+	return msgs
 }
 
 func cmpOr(xs ...int) int {
@@ -146,6 +219,7 @@ type call struct {
 	input     json.RawMessage // the complete, parsed (maybe repaired) input
 	parseErr  error
 	signature string
+	resume    json.RawMessage // the user's answer, when resuming a suspended call
 	ended     bool
 	result    toolResult
 }
@@ -282,6 +356,7 @@ type toolResult struct {
 	modelText string // what the model sees
 	isError   bool
 	cancelled bool
+	suspended bool // raw is the suspend payload
 }
 
 // execute runs a step's calls, several at once, and yields their events as
@@ -315,6 +390,12 @@ func (r *run) execute(ctx context.Context, calls []*call, prompt []llm.Message, 
 			mu.Lock()
 			done = true
 			mu.Unlock()
+			if c.result.suspended {
+				ev := Event{Type: EventToolSuspended, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, Result: resultJSON(c.result)}
+				ev.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseSuspend, ToolName: c.name, ToolCallID: c.id, Input: c.input, SuspendPayload: c.result.raw})
+				events <- ev
+				return
+			}
 			ev := Event{Type: EventToolResult, Step: step, ToolCallID: c.id, ToolName: c.name,
 				Result: resultJSON(c.result), IsError: c.result.isError, Cancelled: c.result.cancelled,
 				ModelOutput: c.result.modelText}
@@ -372,8 +453,10 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 	tc := &ToolContext{
 		ToolCallID: c.id, ToolName: c.name, AgentID: r.agent.ID, RunID: r.id,
 		ThreadID: r.opts.ThreadID, ResourceID: r.opts.ResourceID, RequestContext: r.opts.RequestContext,
-		Messages: prompt,
-		progress: func(e Event) { e.Step = step; send(e) },
+		Messages:    prompt,
+		ResumeData:  c.resume,
+		Suspendable: true,
+		progress:    func(e Event) { e.Step = step; send(e) },
 	}
 	if c.tool.OnInputAvailable != nil {
 		r.hook("onInputAvailable", c.name, func() error {
@@ -402,6 +485,10 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 				r.log.Error("Error calling afterToolCall", "tool", c.name, "err", herr)
 			}
 		}
+	}
+	var susp *SuspendError
+	if errors.As(err, &susp) {
+		return toolResult{raw: susp.Payload, suspended: true}
 	}
 	if err != nil {
 		res := errResult(err.Error())

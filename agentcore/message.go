@@ -86,7 +86,7 @@ type Part struct {
 
 // ToolInvocation is the v2 record of one tool call.
 type ToolInvocation struct {
-	State      string          `json:"state"` // "partial-call" | "call" | "result"
+	State      string          `json:"state"` // "partial-call" | "call" | "suspended" | "result"
 	ToolCallID string          `json:"toolCallId"`
 	ToolName   string          `json:"toolName"`
 	Args       json.RawMessage `json:"args,omitempty"`
@@ -97,6 +97,9 @@ type ToolInvocation struct {
 	// ArgsText is the argument text streamed so far, while State is
 	// partial-call.
 	ArgsText string `json:"argsText,omitempty"`
+	// SuspendPayload is what the user is asked, while State is suspended,
+	// and is kept after the answer (the question stays visible).
+	SuspendPayload json.RawMessage `json:"suspendPayload,omitempty"`
 	// Progress is what the tool wrote while it ran.
 	Progress string `json:"progress,omitempty"`
 	// ModelOutput is what the model saw of the result (toModelOutput), so

@@ -2,8 +2,10 @@ package agentcore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strings"
 	"sync"
@@ -148,10 +150,33 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 		model = agent.Model
 	}
 
+	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
+	if err != nil {
+		return Sent{}, err
+	}
+	sent, err := rt.begin(ctx, thread, agent, l, text)
+	if err != nil {
+		rt.release(l)
+		return Sent{}, err
+	}
+	rt.wg.Add(1)
+	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
+		// The reply being written is the last message; the model must not
+		// see it.
+		for len(history) > 0 && history[len(history)-1].ID == l.msgID {
+			history = history[:len(history)-1]
+		}
+		return agent.Stream(runCtx, history, opts)
+	})
+	return sent, nil
+}
+
+// reserve claims the thread for a new run; ErrBusy when one is in progress.
+func (rt *Runtime) reserve(ctx context.Context, thread Thread, agent *Agent, model string) (*liveRun, context.Context, error) {
 	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	if rt.live[thread.ID] != nil {
-		rt.mu.Unlock()
-		return Sent{}, ErrBusy
+		return nil, nil, ErrBusy
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l := &liveRun{
@@ -160,21 +185,119 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 		cancel:     cancel,
 		done:       make(chan struct{}),
 	}
-	rt.live[thread.ID] = l // reserve the thread before any write
-	rt.mu.Unlock()
+	rt.live[thread.ID] = l
+	return l, runCtx, nil
+}
 
-	sent, err := rt.begin(ctx, thread, agent, l, text)
+// release frees a thread whose run never started.
+func (rt *Runtime) release(l *liveRun) {
+	l.cancel()
+	rt.mu.Lock()
+	delete(rt.live, l.run.ThreadID)
+	rt.mu.Unlock()
+	close(l.done)
+}
+
+// ResumeRequest answers a suspended tool call on a thread.
+type ResumeRequest struct {
+	ThreadID   string
+	ToolCallID string
+	Data       json.RawMessage
+}
+
+// Resume answers a suspended call (a question, a plan) and goes on with the
+// run: the tool runs again with the answer, and the reply that holds the
+// call is written on. Bad answers change nothing: an unknown or already
+// answered call, or data that does not fit the tool's resume schema, is an
+// error.
+func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
+	thread, err := rt.Store.GetThread(ctx, req.ThreadID)
 	if err != nil {
-		cancel()
-		rt.mu.Lock()
-		delete(rt.live, thread.ID)
-		rt.mu.Unlock()
-		close(l.done)
-		return Sent{}, err
+		return Run{}, fmt.Errorf("resume on thread %s: %w", req.ThreadID, err)
+	}
+	msg, ti, err := rt.suspended(ctx, thread.ID, req.ToolCallID)
+	if err != nil {
+		return Run{}, err
+	}
+	agentID := ""
+	if run, err := rt.Store.GetRun(ctx, msg.RunID); err == nil {
+		agentID = run.AgentID
+	}
+	agent, err := rt.Agent(agentID)
+	if err != nil {
+		return Run{}, err
+	}
+	tool := agent.toolset()[ti.ToolName]
+	if tool == nil {
+		return Run{}, fmt.Errorf("resume %s: the tool %q is no longer available", req.ToolCallID, ti.ToolName)
+	}
+	if err := tool.ValidateResume(req.Data); err != nil {
+		return Run{}, fmt.Errorf("%w: the answer does not fit %s: %v", ErrBadResume, ti.ToolName, err)
+	}
+	model, _ := msg.Content.Metadata["model"].(string)
+	if model == "" {
+		model = agent.Model
+	}
+	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
+	if err != nil {
+		return Run{}, err
+	}
+	// Checked again under the reservation: a second answer to the same
+	// question must find it answered.
+	if msg, _, err = rt.suspended(ctx, thread.ID, req.ToolCallID); err != nil {
+		rt.release(l)
+		return Run{}, err
+	}
+	l.msgID = msg.ID
+	l.builder.load(msg.Content)
+	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
+		rt.release(l)
+		return Run{}, fmt.Errorf("store run: %w", err)
+	}
+	if err := rt.Store.UpdateMessage(ctx, msg.ID, msg.Content, StatusStreaming); err != nil {
+		rt.release(l)
+		return Run{}, fmt.Errorf("reopen reply: %w", err)
 	}
 	rt.wg.Add(1)
-	go rt.run(runCtx, agent, l)
-	return sent, nil
+	in := ResumeInput{ToolCallID: req.ToolCallID, Data: req.Data}
+	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
+		return agent.Resume(runCtx, history, in, opts)
+	})
+	return l.run, nil
+}
+
+// ErrBadResume: the answer does not fit what the tool asked for.
+var ErrBadResume = errors.New("bad answer")
+
+// suspended finds the open suspended call id on a thread.
+func (rt *Runtime) suspended(ctx context.Context, threadID, id string) (Message, *ToolInvocation, error) {
+	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	if err != nil {
+		return Message{}, nil, fmt.Errorf("load thread %s: %w", threadID, err)
+	}
+	msg, ti := findSuspended(history, id)
+	if ti == nil {
+		return Message{}, nil, fmt.Errorf("%w: %s", ErrNotSuspended, id)
+	}
+	return msg, ti, nil
+}
+
+// Pending lists the thread's suspended calls, oldest first: the questions
+// and plans waiting for the user.
+func (rt *Runtime) Pending(ctx context.Context, threadID string) ([]ToolInvocation, error) {
+	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []ToolInvocation
+	for _, m := range history {
+		for _, p := range m.Content.Parts {
+			if ti := p.ToolInvocation; ti != nil && ti.State == "suspended" {
+				out = append(out, *ti)
+			}
+		}
+	}
+	return out, nil
 }
 
 // begin writes the user message, the run and the empty assistant message.
@@ -209,8 +332,9 @@ func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *li
 	return Sent{User: user, MessageID: reply.ID, Run: l.run}, nil
 }
 
-// run streams the agent's answer into l, the bus and the store.
-func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
+// run streams the agent's answer into l, the bus and the store. start
+// makes the event stream from the thread's history.
+func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Message, opts StreamOptions) iter.Seq[Event]) {
 	defer rt.wg.Done()
 	defer close(l.done)
 	defer l.cancel()
@@ -221,11 +345,6 @@ func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
 		rt.finish(l, Event{Type: EventError, Error: fmt.Sprintf("load thread history: %v", err)})
 		return
 	}
-	// The reply being written is the last message; the model must not see it.
-	for len(history) > 0 && history[len(history)-1].ID == l.msgID {
-		history = history[:len(history)-1]
-	}
-
 	// The store is written from a goroutine of its own: a slow disk must
 	// never delay a token on its way to the screen.
 	dirty, stop, flushed := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
@@ -233,7 +352,7 @@ func (rt *Runtime) run(ctx context.Context, agent *Agent, l *liveRun) {
 
 	last := Event{Type: EventError, Error: "the run ended without a finish"}
 	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.resourceID}
-	for e := range agent.Stream(ctx, history, opts) {
+	for e := range start(history, opts) {
 		e.MessageID = l.msgID
 		if e.Terminal() {
 			last = e
@@ -281,6 +400,10 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	e.RunID, e.ThreadID, e.MessageID = l.run.ID, l.run.ThreadID, l.msgID
 	status, runStatus := StatusComplete, RunDone
 	switch e.Type {
+	case EventFinish:
+		if e.FinishReason == FinishSuspended {
+			runStatus = RunSuspended
+		}
 	case EventAbort:
 		status, runStatus = StatusInterrupted, RunStopped
 	case EventError:

@@ -7,9 +7,13 @@ import (
 	"sync"
 )
 
-// toolset is every tool the agent offers, by the name the model calls:
-// its own tools, "agent-<key>" for sub-agents, "workflow-<key>" for
-// workflows. An own tool wins a name clash.
+// ToolSet is every tool the agent offers, by the name the model calls: its
+// own tools, "agent-<key>" for sub-agents, "workflow-<key>" for workflows.
+// The map is new on each call; the API lists and runs tools from it, so
+// they are exactly the ones the model can call.
+func (a *Agent) ToolSet() map[string]*Tool { return a.toolset() }
+
+// toolset is ToolSet. An own tool wins a name clash.
 func (a *Agent) toolset() map[string]*Tool {
 	set := make(map[string]*Tool, len(a.Tools)+len(a.Agents)+len(a.Workflows))
 	for k, sub := range a.Agents {

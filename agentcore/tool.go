@@ -36,6 +36,13 @@ type Tool struct {
 	// string output as is).
 	ToModelOutput func(output any) ModelOutput
 
+	// SuspendSchema and ResumeSchema describe what the tool hands the user
+	// when it suspends and what it expects back; a tool with either can
+	// suspend (ToolContext.Suspend). Resume data is validated against
+	// ResumeSchema before the tool runs again.
+	SuspendSchema json.RawMessage
+	ResumeSchema  json.RawMessage
+
 	// Transform gives display- and transcript-safe versions of the payloads
 	// (spec §3.4). Nil: payloads pass through raw, unless the agent's
 	// transform policy applies.
@@ -48,9 +55,9 @@ type Tool struct {
 	OnInputAvailable func(ctx context.Context, h InputAvailable) error
 	OnOutput         func(ctx context.Context, h Output) error
 
-	schemas sync.Once
-	in, out *jsonschema.Schema
-	errSch  error
+	schemas     sync.Once
+	in, out, rs *jsonschema.Schema
+	errSch      error
 }
 
 // InputStart is what OnInputStart gets when the model starts a call.
@@ -92,9 +99,27 @@ type ToolContext struct {
 	ResourceID     string
 	RequestContext map[string]any
 	Messages       []llm.Message
+	// ResumeData is the user's answer when the tool runs again after it
+	// suspended; nil on the first run.
+	ResumeData json.RawMessage
+	// Suspendable is false when the tool runs without an agent run to
+	// suspend (e.g. through the tool API): such tools answer with a
+	// readable fallback instead.
+	Suspendable bool
 
 	progress func(Event)
 }
+
+// Suspend stops the run until the user answers: return its result from
+// Execute. The payload is what the user is shown (a question, a plan); the
+// run resumes when the user answers, running the tool again with
+// ResumeData set.
+func (tc *ToolContext) Suspend(payload any) error { return &SuspendError{Payload: payload} }
+
+// SuspendError carries a suspension out of a tool.
+type SuspendError struct{ Payload any }
+
+func (e *SuspendError) Error() string { return "the tool suspended for the user" }
 
 // Write streams p as progress text of the call.
 func (tc *ToolContext) Write(p []byte) (int, error) {
@@ -156,7 +181,12 @@ func (t *Tool) compile() error {
 			}
 		}
 		if len(t.OutputSchema) > 0 {
-			t.out, t.errSch = compileSchema(t.ID+"-output", t.OutputSchema)
+			if t.out, t.errSch = compileSchema(t.ID+"-output", t.OutputSchema); t.errSch != nil {
+				return
+			}
+		}
+		if len(t.ResumeSchema) > 0 {
+			t.rs, t.errSch = compileSchema(t.ID+"-resume", t.ResumeSchema)
 		}
 	})
 	return t.errSch
@@ -180,6 +210,20 @@ func (t *Tool) ValidateInput(input json.RawMessage) error {
 		return nil
 	}
 	return validate(t.in, input)
+}
+
+// CanSuspend reports whether the tool may suspend for the user.
+func (t *Tool) CanSuspend() bool { return len(t.SuspendSchema) > 0 || len(t.ResumeSchema) > 0 }
+
+// ValidateResume checks resume data against the tool's resume schema.
+func (t *Tool) ValidateResume(data json.RawMessage) error {
+	if err := t.compile(); err != nil {
+		return err
+	}
+	if t.rs == nil {
+		return nil
+	}
+	return validate(t.rs, data)
 }
 
 // ValidateOutput checks output against the tool's output schema.
