@@ -55,6 +55,8 @@ type Event struct {
 	Result     json.RawMessage // tool-result: the raw output, or the error text as a JSON string
 	IsError    bool            // tool-result
 	Cancelled  bool            // tool-result: the run was stopped before the call finished
+	// Resume is the user's answer that the call ran again with.
+	Resume json.RawMessage
 	// ModelOutput is what the model saw of the result (toModelOutput).
 	ModelOutput string
 	// Transform holds the display and transcript versions of this event's

@@ -148,6 +148,9 @@ func (b *contentBuilder) apply(e Event) bool {
 		if i, ti := b.call(e.ToolCallID); ti != nil {
 			ti.State, ti.Result, ti.IsError, ti.Cancelled = "result", e.Result, e.IsError, e.Cancelled
 			ti.ModelOutput = e.ModelOutput
+			if e.Resume != nil {
+				ti.ResumeData = e.Resume
+			}
 			delete(b.text, i)
 			phase := PhaseOutput
 			if e.IsError {

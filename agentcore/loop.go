@@ -398,7 +398,7 @@ func (r *run) execute(ctx context.Context, calls []*call, prompt []llm.Message, 
 			}
 			ev := Event{Type: EventToolResult, Step: step, ToolCallID: c.id, ToolName: c.name,
 				Result: resultJSON(c.result), IsError: c.result.isError, Cancelled: c.result.cancelled,
-				ModelOutput: c.result.modelText}
+				ModelOutput: c.result.modelText, Resume: c.resume}
 			phase := PhaseOutput
 			tc := TransformContext{Phase: phase, ToolName: c.name, ToolCallID: c.id, Input: c.input, Output: c.result.raw}
 			if c.result.isError {

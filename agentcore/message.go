@@ -100,6 +100,8 @@ type ToolInvocation struct {
 	// SuspendPayload is what the user is asked, while State is suspended,
 	// and is kept after the answer (the question stays visible).
 	SuspendPayload json.RawMessage `json:"suspendPayload,omitempty"`
+	// ResumeData is the user's answer to the suspension.
+	ResumeData json.RawMessage `json:"resumeData,omitempty"`
 	// Progress is what the tool wrote while it ran.
 	Progress string `json:"progress,omitempty"`
 	// ModelOutput is what the model saw of the result (toModelOutput), so

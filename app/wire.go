@@ -109,6 +109,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Tools:        toolkit.ReadOnly(ws),
 		Log:          log,
 	}
+	agent.Tools["ask_user"] = toolkit.AskUserTool()
 	for name, t := range o.Tools {
 		agent.Tools[name] = t
 	}

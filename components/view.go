@@ -95,7 +95,29 @@ type ToolCard struct {
 	Progress string
 	Result   string // pretty JSON or text
 	Error    string
+	// Question is an ask_user call's question; Answer its answer once given.
+	Question *Question
+	Answer   string
+	// Brief is the one-line summary in the card's header.
+	Brief    string
+	ThreadID string
 }
+
+// Question is what ask_user asks.
+type Question struct {
+	Text    string
+	Options []Option
+	Multi   bool
+}
+
+// Option is one choice of a question.
+type Option struct {
+	Label       string
+	Description string
+}
+
+// AnswerURL is where a tool call's answer is posted.
+func AnswerURL(threadID, callID string) string { return "/t/" + threadID + "/answer/" + callID }
 
 // Field is one argument in a tool card's preview.
 type Field struct {
@@ -124,4 +146,19 @@ func stateLabel(state string) string {
 		return "waiting for you"
 	}
 	return state
+}
+
+func questionHint(q Question) string {
+	switch {
+	case q.Multi:
+		return "Space to toggle · Enter to confirm · Esc to skip"
+	case len(q.Options) > 0:
+		return "↑↓ to navigate · Enter to select · Esc to skip"
+	}
+	return "Enter to submit · Esc to skip"
+}
+
+// hasBody says whether a card has anything to show below its header.
+func hasBody(t ToolCard) bool {
+	return (len(t.Args) > 0 && t.Question == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != ""
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -215,3 +216,26 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 
 // codeCSS is the highlighting stylesheet, built once.
 var codeCSS = sync.OnceValue(func() string { return markdown.CodeCSS("github", "github-dark") })
+
+// answer resumes a suspended call with the user's answer (a question's
+// answer, a plan decision). The stream shows the outcome; this answer only
+// reports a failure.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Answer json.RawMessage `json:"answer"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAnswerBytes)).Decode(&body); err != nil || len(body.Answer) == 0 {
+		s.httpError(w, r, fmt.Errorf("%w: want {\"answer\": …}", errBadRequest))
+		return
+	}
+	_, err := s.rt.Resume(r.Context(), agentcore.ResumeRequest{ThreadID: r.PathValue("id"), ToolCallID: r.PathValue("call"), Data: body.Answer})
+	msg := ""
+	if err != nil {
+		msg = "Not answered: " + err.Error()
+	}
+	sse := datastar.NewSSE(w, r)
+	_ = sse.PatchElementTempl(components.ComposerError(msg))
+}
+
+// maxAnswerBytes bounds an answer: a question's reply, or plan feedback.
+const maxAnswerBytes = 1 << 20

@@ -97,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/pin", s.pin)
 	mux.HandleFunc("POST /t/{id}/model", s.setModel)
 	mux.HandleFunc("POST /t/{id}/delete", s.deleteThread)
+	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)
 	s.apiRoutes(mux)
 	return s.guard(mux)
 }

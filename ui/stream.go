@@ -205,7 +205,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 		var m agentcore.Message
 		if running && live.MessageID == id {
-			m = agentcore.Message{ID: id, Role: agentcore.RoleAssistant}
+			m = agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
 		} else if m, err = v.s.rt.Store.GetMessage(ctx, id); err != nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"parley/agentcore"
 	"parley/agentcore/partialjson"
@@ -22,7 +23,7 @@ const (
 // replyParts renders an assistant reply's parts: text as markdown, tool
 // calls as cards. partial gives the live argument preview of calls still
 // being written (nil: none).
-func replyParts(c agentcore.Content, partial func(ti *agentcore.ToolInvocation) []components.Field) []components.Part {
+func replyParts(threadID string, c agentcore.Content, partial func(ti *agentcore.ToolInvocation) []components.Field) []components.Part {
 	var out []components.Part
 	for _, p := range c.Parts {
 		switch p.Type {
@@ -36,7 +37,9 @@ func replyParts(c agentcore.Content, partial func(ti *agentcore.ToolInvocation) 
 			}
 		case "tool-invocation":
 			if p.ToolInvocation != nil {
-				out = append(out, components.Part{Tool: toolCard(p.ToolInvocation, partial)})
+				card := toolCard(p.ToolInvocation, partial)
+				card.ThreadID = threadID
+				out = append(out, components.Part{Tool: card})
 			}
 		}
 	}
@@ -56,6 +59,8 @@ func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocati
 		}
 	case "call":
 		card.State = "running"
+	case "suspended":
+		card.State = "suspended"
 	default:
 		card.State = "done"
 		if ti.IsError {
@@ -74,6 +79,13 @@ func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocati
 		}
 	default:
 		card.Args = fields(ti.Args)
+	}
+	if len(card.Args) > 0 {
+		card.Brief = firstLine(card.Args[0].Value, 120)
+	}
+	if q := question(ti); q != nil {
+		card.Question = q
+		card.Answer = answerText(ti.ResumeData)
 	}
 	if ti.State == "result" {
 		phase := agentcore.PhaseOutput
@@ -231,4 +243,55 @@ func tail(s string, n int) string {
 		cut++
 	}
 	return fmt.Sprintf("… (%d bytes above)\n", cut) + s[cut:]
+}
+
+// question is the question a suspended (or answered) call asked, when its
+// payload has one: ask_user's {question, options, selectionMode}.
+func question(ti *agentcore.ToolInvocation) *components.Question {
+	payload := ti.SuspendPayload
+	if len(payload) == 0 {
+		return nil
+	}
+	var p struct {
+		Question string `json:"question"`
+		Options  []struct {
+			Label       string `json:"label"`
+			Description string `json:"description"`
+		} `json:"options"`
+		SelectionMode string `json:"selectionMode"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil || p.Question == "" {
+		return nil
+	}
+	q := &components.Question{Text: p.Question, Multi: p.SelectionMode == "multi_select"}
+	for _, o := range p.Options {
+		q.Options = append(q.Options, components.Option{Label: o.Label, Description: o.Description})
+	}
+	return q
+}
+
+// answerText shows an answer: a string, or labels joined with ", ".
+func answerText(data json.RawMessage) string {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		return s
+	}
+	var list []string
+	if json.Unmarshal(data, &list) == nil {
+		return strings.Join(list, ", ")
+	}
+	return ""
+}
+
+// firstLine is the first line of s, cut to about n bytes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }

@@ -11,7 +11,23 @@ document.addEventListener("keydown", (e) => {
     t.form?.requestSubmit();
     return;
   }
+  const q = t.closest?.("[data-question]");
+  if (q && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+    const opts = [...q.querySelectorAll(".q-option")];
+    const i = opts.indexOf(t.closest(".q-option"));
+    const next = opts[(i + (e.key === "ArrowDown" ? 1 : opts.length - 1)) % opts.length];
+    if (next) {
+      e.preventDefault();
+      (next.querySelector("input") || next).focus();
+    }
+    return;
+  }
   if (e.key === "Escape") {
+    const open = q || document.querySelector("[data-question]");
+    if (open) {
+      open.querySelector(".q-skip")?.click();
+      return;
+    }
     document.getElementById("stop")?.click();
     return;
   }
@@ -47,6 +63,20 @@ document.addEventListener("click", async (e) => {
   btn.textContent = "Copied";
   setTimeout(() => (btn.textContent = "Copy"), 1200);
 });
+
+// A question that appears takes the focus, like a dialog would.
+(() => {
+  let seen = new Set();
+  new MutationObserver(() => {
+    for (const q of document.querySelectorAll("[data-question]")) {
+      if (seen.has(q.id)) continue;
+      seen.add(q.id);
+      const first = q.querySelector(".q-option input, .q-option, textarea");
+      first?.focus({ preventScroll: true });
+      q.scrollIntoView({ block: "nearest" });
+    }
+  }).observe(document.documentElement, { childList: true, subtree: true });
+})();
 
 // Follow the conversation while the reader is at the bottom; stay put when
 // they have scrolled up to read.
