@@ -30,7 +30,7 @@ var ErrInvalidToolInput = errors.New("invalid JSON in tool arguments")
 // If the text is still invalid, the error wraps ErrInvalidToolInput and says
 // what is wrong and where, in the text the model wrote:
 //
-//	invalid JSON in tool arguments: invalid character '2' after array element (at byte 9, near "{\"a\":[1 2")
+//	invalid JSON in tool arguments: invalid character '2' after array element (at byte 8, near "{\"a\":[1 2")
 func RepairToolInput(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "{}", nil

@@ -83,6 +83,7 @@ func FuzzRepairToolInput(f *testing.F) {
 	for _, s := range []string{
 		`{"a":1}`, `{"a":1}<|call|>`, `{"a":"b",c":"d"}`, `{command:"ls"}`, `{'key':'it\'s'}`,
 		`{"a":[1,],}`, `{msg:"it's"}`, `<|x|>`, `{a:'"',}`, `'\`, `{"a":`, "{\"\xff\":1,}", `[1 2]`,
+		"0" + strings.Repeat("\xb3", 24), // an error among continuation bytes: near must stay in range
 	} {
 		f.Add(s)
 	}

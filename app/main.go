@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 )
 
@@ -23,6 +24,7 @@ const usage = `Parley — a local-first chat app for working with an AI agent.
 Usage:
   parley serve   [--addr 127.0.0.1:7777] [--data DIR] [--workspace DIR] [--model provider/model] [--demo] [--token T]
   parley desktop [--data DIR] [--workspace DIR] [--model provider/model] [--demo]
+  parley api tool list|get <id>|execute <id> '<json>' [--url URL] [--token T] [--schema]
   parley version
 
 Environment: PARLEY_DATA_DIR, PARLEY_MODEL, PARLEY_TOKEN, and the providers'
@@ -39,6 +41,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = serveCmd(args[1:], stdout, stderr)
+	case "api":
+		// Its own output: JSON on stdout, a JSON error on stderr.
+		return apiCmd(args[1:], os.Getenv, stdout, stderr)
 	case "desktop":
 		err = desktopCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":

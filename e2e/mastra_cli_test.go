@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,4 +185,75 @@ func TestMastraCLI(t *testing.T) {
 		t.Errorf("thread get after delete succeeded: %v", gone)
 	}
 	expect("thread get after delete: status", at(gone, "error", "details", "status"), 404.0)
+}
+
+// The mastra CLI lists, reads and runs Parley's tools; an input that fails
+// the tool's schema comes back as a 400 naming the failing JSON pointer.
+func TestMastraCLITools(t *testing.T) {
+	node, bin := findMastraCLI(t)
+	p := startParley(t, map[string]*agentcore.Tool{"write_note": noteTool()})
+	mastra := mastraCLIFor(t, node, bin, p.URL)
+	must := func(args ...string) map[string]any {
+		t.Helper()
+		out, ok := mastra(t, args...)
+		if !ok {
+			t.Fatalf("mastra %v failed: %v", args, out)
+		}
+		return out
+	}
+	expect := func(what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, want %#v", what, got, want)
+		}
+	}
+
+	// The workspace tools and the test's write_note.
+	list := must("tool", "list")
+	var note any
+	items, _ := at(list, "data").([]any)
+	for _, it := range items {
+		if at(it, "id") == "write_note" {
+			note = it
+		}
+	}
+	expect("tool list: total", at(list, "page", "total"), float64(len(items)))
+	expect("tool list: description", at(note, "description"), "Write a note to a file.")
+	// The CLI parses the SuperJSON schema strings back into schemas.
+	expect("tool list: input required", at(note, "inputSchema", "required"), []any{"path", "content"})
+	if len(items) < 2 {
+		t.Errorf("tool list: %v, want the workspace tools too", items)
+	}
+
+	tool := must("tool", "get", "write_note")
+	expect("tool get: id", at(tool, "data", "id"), "write_note")
+	expect("tool get: path described", at(tool, "data", "inputSchema", "properties", "path", "description"), "Where to write the note")
+	expect("tool get: output", at(tool, "data", "outputSchema", "properties", "written", "type"), "integer")
+
+	run := must("tool", "execute", "write_note", `{"path":"a.md","content":"hello"}`)
+	expect("tool execute: output", at(run, "data"), map[string]any{"written": 5.0})
+	wrapped := must("tool", "execute", "write_note", `{"data":{"path":"b.md","content":"hi"},"requestContext":{"k":"v"}}`)
+	expect("tool execute with data: output", at(wrapped, "data"), map[string]any{"written": 2.0})
+
+	bad, ok := mastra(t, "tool", "execute", "write_note", `{"path":"a.md"}`)
+	if ok {
+		t.Fatalf("tool execute with invalid input succeeded: %v", bad)
+	}
+	expect("invalid input: status", at(bad, "error", "details", "status"), 400.0)
+	if msg, _ := at(bad, "error", "details", "body", "error").(string); !strings.HasPrefix(msg, "Tool input validation failed for write_note.") ||
+		!strings.Contains(msg, "missing properties: 'content'") {
+		t.Errorf("invalid input: error %q", msg)
+	}
+	expect("invalid input: issue", at(bad, "error", "details", "body", "issues", 0),
+		map[string]any{"field": "(root)", "message": "missing properties: 'content'"})
+
+	missing, ok := mastra(t, "tool", "get", "nope")
+	if ok {
+		t.Errorf("tool get nope succeeded: %v", missing)
+	}
+	expect("tool get nope: status", at(missing, "error", "details", "status"), 404.0)
+	expect("tool get nope: error", at(missing, "error", "details", "body", "error"), "Tool not found")
+
+	agent := must("agent", "get", "parley")
+	expect("agent get: tool id", at(agent, "data", "tools", "write_note", "id"), "write_note")
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 )
 
 // The JSON API speaks Mastra's server shape (npm @mastra/server,
-// dist/server/handlers/agents.js and memory.js, and the route schemas in
+// dist/server/handlers/agents.js, memory.js and tools.js, and the route schemas in
 // dist/server/schemas): same paths, bodies, responses and error bodies
 // ({"error": "…"}), so Mastra's own clients (the mastra CLI,
 // @mastra/client-js) work against Parley unchanged.
@@ -33,6 +34,9 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PATCH /api/memory/threads/{threadId}", s.api(s.apiUpdateThread))
 	mux.HandleFunc("DELETE /api/memory/threads/{threadId}", s.api(s.apiDeleteThread))
 	mux.HandleFunc("GET /api/memory/threads/{threadId}/messages", s.api(s.apiListMessages))
+	mux.HandleFunc("GET /api/tools", s.api(s.apiListTools))
+	mux.HandleFunc("GET /api/tools/{toolId}", s.api(s.apiGetTool))
+	mux.HandleFunc("POST /api/tools/{toolId}/execute", s.api(s.apiExecuteTool))
 	mux.HandleFunc("/api/", s.api(func(r *http.Request) (any, error) {
 		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("Parley has no API route %s %s", r.Method, r.URL.Path)}
 	}))
@@ -62,6 +66,20 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.HandlerFunc {
 	}
 }
 
+// issuesError is a 400 listing what failed validation, field by field, in
+// the shape of Mastra's formatZodError: {"error": "…", "issues": [{field, message}]}.
+type issuesError struct {
+	msg    string
+	issues []apiIssue
+}
+
+type apiIssue struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *issuesError) Error() string { return e.msg }
+
 // apiFail answers with Mastra's error body, {"error": "…"}.
 func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
@@ -69,7 +87,14 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	code := http.StatusInternalServerError
 	var ae *apiError
+	var ie *issuesError
 	switch {
+	case errors.As(err, &ie):
+		writeJSON(w, http.StatusBadRequest, struct {
+			Error  string     `json:"error"`
+			Issues []apiIssue `json:"issues"`
+		}{ie.msg, ie.issues})
+		return
 	case errors.As(err, &ae):
 		code = ae.status
 	case errors.Is(err, agentcore.ErrNotFound):
@@ -126,27 +151,40 @@ func jsonType(kind string) string {
 	return "a number"
 }
 
-// agentView is Mastra's serialized agent (serializedAgentSchema). Parley's
-// agents have no tools, sub-agents, workflows or processors yet: those are
-// present and empty, as Mastra sends them.
+// agentView is Mastra's serialized agent (serializedAgentSchema). As in
+// Mastra, tools are the agent's own (agent.listTools()); its sub-agents and
+// workflows, which the model calls as "agent-<key>" and "workflow-<key>"
+// tools, are listed under agents and workflows. Parley's agents have no
+// skills or processors: those are present and empty, as Mastra sends them.
 type agentView struct {
-	ID               string         `json:"id,omitempty"` // in the list only, as Mastra does
-	Name             string         `json:"name"`
-	Description      string         `json:"description,omitempty"`
-	Instructions     any            `json:"instructions"`
-	Tools            map[string]any `json:"tools"`
-	Agents           map[string]any `json:"agents"`
-	Workflows        map[string]any `json:"workflows"`
-	Skills           []any          `json:"skills"`
-	WorkspaceTools   []string       `json:"workspaceTools"`
-	BrowserTools     []string       `json:"browserTools"`
-	HasBrowser       bool           `json:"hasBrowser"`
-	InputProcessors  []any          `json:"inputProcessors"`
-	OutputProcessors []any          `json:"outputProcessors"`
-	Provider         string         `json:"provider,omitempty"`
-	ModelID          string         `json:"modelId,omitempty"`
-	SupportsMemory   bool           `json:"supportsMemory"`
-	Source           string         `json:"source"`
+	ID               string                 `json:"id,omitempty"` // in the list only, as Mastra does
+	Name             string                 `json:"name"`
+	Description      string                 `json:"description,omitempty"`
+	Instructions     any                    `json:"instructions"`
+	Tools            map[string]toolView    `json:"tools"`
+	Agents           map[string]agentRef    `json:"agents"`
+	Workflows        map[string]workflowRef `json:"workflows"`
+	Skills           []any                  `json:"skills"`
+	WorkspaceTools   []string               `json:"workspaceTools"`
+	BrowserTools     []string               `json:"browserTools"`
+	HasBrowser       bool                   `json:"hasBrowser"`
+	InputProcessors  []any                  `json:"inputProcessors"`
+	OutputProcessors []any                  `json:"outputProcessors"`
+	Provider         string                 `json:"provider,omitempty"`
+	ModelID          string                 `json:"modelId,omitempty"`
+	SupportsMemory   bool                   `json:"supportsMemory"`
+	Source           string                 `json:"source"`
+}
+
+// agentRef is a sub-agent as Mastra lists it (serializedAgentDefinitionSchema).
+type agentRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// workflowRef is a workflow as Mastra lists an agent's: its name only.
+type workflowRef struct {
+	Name string `json:"name"`
 }
 
 func newAgentView(a *agentcore.Agent) agentView {
@@ -155,10 +193,22 @@ func newAgentView(a *agentcore.Agent) agentView {
 	if len(a.Instructions) == 1 {
 		instructions = a.Instructions[0].Content
 	}
+	tools := make(map[string]toolView, len(a.Tools))
+	for name, t := range a.Tools {
+		tools[name] = newToolView(name, t)
+	}
+	agents := make(map[string]agentRef, len(a.Agents))
+	for key, sub := range a.Agents {
+		agents[key] = agentRef{ID: sub.ID, Name: cmp.Or(sub.Name, key)}
+	}
+	workflows := make(map[string]workflowRef, len(a.Workflows))
+	for key, w := range a.Workflows {
+		workflows[key] = workflowRef{Name: cmp.Or(w.ID, key)} // a Parley workflow's id is its name
+	}
 	provider, modelID := splitModel(a.Model)
 	return agentView{
 		Name: a.Name, Description: a.Description, Instructions: instructions,
-		Tools: map[string]any{}, Agents: map[string]any{}, Workflows: map[string]any{},
+		Tools: tools, Agents: agents, Workflows: workflows,
 		Skills: []any{}, WorkspaceTools: []string{}, BrowserTools: []string{},
 		InputProcessors: []any{}, OutputProcessors: []any{},
 		Provider: provider, ModelID: modelID, SupportsMemory: true, Source: "code",

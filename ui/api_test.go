@@ -31,7 +31,8 @@ type apiEnv struct {
 	rt    *agentcore.Runtime
 }
 
-func newAPIEnv(t *testing.T) *apiEnv {
+// newAPIEnv starts the env; each configure adjusts the agent first.
+func newAPIEnv(t *testing.T, configure ...func(*agentcore.Agent)) *apiEnv {
 	t.Helper()
 	db, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {
@@ -56,6 +57,9 @@ func newAPIEnv(t *testing.T) *apiEnv {
 	agent := &agentcore.Agent{
 		ID: "parley", Name: "Parley", Description: "The test agent.",
 		Instructions: agentcore.Text("Be brief."), Model: testModel, Models: open,
+	}
+	for _, c := range configure {
+		c(agent)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	rt := agentcore.NewRuntime(db, log, agent)
