@@ -28,6 +28,7 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/agents/{agentId}", s.api(s.apiGetAgent))
 	mux.HandleFunc("POST /api/agents/{agentId}/generate", s.api(s.apiGenerate))
 	mux.HandleFunc("POST /api/agents/{agentId}/stream", s.apiStream)
+	mux.HandleFunc("POST /api/agents/{agentId}/resume-stream", s.apiResumeStream)
 	mux.HandleFunc("GET /api/memory/threads", s.api(s.apiListThreads))
 	mux.HandleFunc("POST /api/memory/threads", s.api(s.apiCreateThread))
 	mux.HandleFunc("GET /api/memory/threads/{threadId}", s.api(s.apiGetThread))

@@ -258,7 +258,7 @@ func runEvents(ctx context.Context, sub *agentcore.Subscription, runID string) i
 }
 
 // generateResult is the meaningful part of Mastra's generate output
-// (FullOutput): Parley's agents call no tools yet, so those lists are empty.
+// (FullOutput); tool calls and results are their stream chunks.
 type generateResult struct {
 	Text          string          `json:"text"`
 	ReasoningText string          `json:"reasoningText,omitempty"`
@@ -284,6 +284,7 @@ func (s *Server) apiGenerate(r *http.Request) (any, error) {
 	defer run.close()
 	var text, reasoning strings.Builder
 	var start, end agentcore.Event
+	calls, results := []any{}, []any{}
 	for e := range run.events {
 		switch e.Type {
 		case agentcore.EventStart:
@@ -292,6 +293,14 @@ func (s *Server) apiGenerate(r *http.Request) (any, error) {
 			text.WriteString(e.Text)
 		case agentcore.EventReasoningDelta:
 			reasoning.WriteString(e.Text)
+		case agentcore.EventToolCall, agentcore.EventToolResult, agentcore.EventToolSuspended:
+			if c, ok := run.chunk(e); ok {
+				if e.Type == agentcore.EventToolCall {
+					calls = append(calls, c)
+				} else {
+					results = append(results, c)
+				}
+			}
 		}
 		if e.Terminal() {
 			end = e
@@ -309,7 +318,7 @@ func (s *Server) apiGenerate(r *http.Request) (any, error) {
 	}
 	out := generateResult{
 		Text: text.String(), ReasoningText: reasoning.String(), FinishReason: end.FinishReason,
-		Usage: end.Usage, TotalUsage: end.Usage, ToolCalls: []any{}, ToolResults: []any{}, RunID: run.id,
+		Usage: end.Usage, TotalUsage: end.Usage, ToolCalls: calls, ToolResults: results, RunID: run.id,
 	}
 	if end.Type == agentcore.EventAbort {
 		out.FinishReason = "abort" // stopped (from the UI, or by a shutdown)
@@ -340,7 +349,23 @@ func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 		c.Payload = p
 	case agentcore.EventTextDelta, agentcore.EventReasoningDelta:
 		c.Payload = map[string]string{"id": cmp.Or(run.messageID, run.id), "text": e.Text}
-	case agentcore.EventFinish:
+	case agentcore.EventStepStart:
+		c.Payload = map[string]any{"stepNumber": e.Step}
+	case agentcore.EventToolInputStart:
+		c.Payload = map[string]string{"toolCallId": e.ToolCallID, "toolName": e.ToolName}
+	case agentcore.EventToolCallDelta:
+		c.Payload = map[string]string{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "argsTextDelta": e.Text}
+	case agentcore.EventToolInputEnd:
+		c.Payload = map[string]string{"toolCallId": e.ToolCallID}
+	case agentcore.EventToolCall:
+		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args}
+	case agentcore.EventToolOutput:
+		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "output": e.Text}
+	case agentcore.EventToolResult:
+		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "result": e.Result, "isError": e.IsError}
+	case agentcore.EventToolSuspended:
+		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args, "suspendPayload": e.Result}
+	case agentcore.EventStepFinish, agentcore.EventFinish:
 		c.Payload = map[string]any{
 			"stepResult": map[string]string{"reason": e.FinishReason},
 			"output":     map[string]any{"usage": e.Usage},
@@ -364,6 +389,11 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer run.close()
+	s.writeChunks(w, run)
+}
+
+// writeChunks writes a run's events as Mastra's SSE stream.
+func (s *Server) writeChunks(w http.ResponseWriter, run *apiRun) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -386,4 +416,80 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	_ = rc.Flush()
+}
+
+// resumeBody is Mastra's resume-stream body.
+type resumeBody struct {
+	ResumeData json.RawMessage `json:"resumeData"`
+	RunID      string          `json:"runId"`
+	ToolCallID string          `json:"toolCallId"`
+	ThreadID   string          `json:"threadId"`
+	Memory     *struct {
+		Thread threadRef `json:"thread"`
+	} `json:"memory"`
+}
+
+// apiResumeStream answers POST /api/agents/:id/resume-stream: the user's
+// answer to a suspended call, then the rest of the run as a stream.
+func (s *Server) apiResumeStream(w http.ResponseWriter, r *http.Request) {
+	run, err := s.startResume(r)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	defer run.close()
+	s.writeChunks(w, run)
+}
+
+func (s *Server) startResume(r *http.Request) (*apiRun, error) {
+	var b resumeBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	if len(b.ResumeData) == 0 {
+		return nil, badRequest(`Argument "resumeData" is required`)
+	}
+	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
+		return nil, err
+	}
+	ctx := r.Context()
+	threadID := b.ThreadID
+	if b.Memory != nil && b.Memory.Thread != "" {
+		threadID = string(b.Memory.Thread)
+	}
+	if threadID == "" && b.RunID != "" {
+		run, err := s.rt.Store.GetRun(ctx, b.RunID)
+		if err != nil {
+			return nil, &apiError{http.StatusNotFound, fmt.Sprintf("run %s not found", b.RunID)}
+		}
+		threadID = run.ThreadID
+	}
+	if threadID == "" {
+		return nil, badRequest("runId or memory.thread is required to find the suspended run")
+	}
+	callID := b.ToolCallID
+	if callID == "" {
+		pending, err := s.rt.Pending(ctx, threadID)
+		if err != nil {
+			return nil, err
+		}
+		if len(pending) != 1 {
+			return nil, badRequest("toolCallId is required: %d tool calls are waiting on this thread", len(pending))
+		}
+		callID = pending[0].ToolCallID
+	}
+	sub := s.rt.Bus.Subscribe(threadID)
+	res, err := s.rt.Resume(ctx, agentcore.ResumeRequest{ThreadID: threadID, ToolCallID: callID, Data: b.ResumeData})
+	switch {
+	case errors.Is(err, agentcore.ErrNotSuspended):
+		sub.Close()
+		return nil, &apiError{http.StatusNotFound, err.Error()}
+	case errors.Is(err, agentcore.ErrBadResume):
+		sub.Close()
+		return nil, badRequest("%v", err)
+	case err != nil:
+		sub.Close()
+		return nil, err
+	}
+	return &apiRun{id: res.ID, events: runEvents(ctx, sub, res.ID), close: sub.Close}, nil
 }

@@ -437,7 +437,7 @@ func TestAPIStream(t *testing.T) {
 					deltas = append(deltas, get(ch, "payload", "text").(string))
 				}
 			}
-			if want := "start text-delta text-delta text-delta text-delta text-delta finish"; strings.Join(types, " ") != want {
+			if want := "start step-start text-delta text-delta text-delta text-delta text-delta step-finish finish"; strings.Join(types, " ") != want {
 				t.Errorf("chunk types %v, want %s", types, want)
 			}
 			if !reflect.DeepEqual(deltas, tokens) {
@@ -452,7 +452,7 @@ func TestAPIStream(t *testing.T) {
 			}
 			msgs := e.call("GET", "/api/memory/threads/s_1/messages", "", 200)
 			checkMessages(t, msgs, "s_1", "u1", []struct{ role, text string }{{"user", "Go"}, {"assistant", "Streams arrive in order."}}...)
-			if id := get(msgs, "messages", 1, "id"); get(chunks[0], "payload", "messageId") != id || get(chunks[1], "payload", "id") != id {
+			if id := get(msgs, "messages", 1, "id"); get(chunks[0], "payload", "messageId") != id || get(chunks[2], "payload", "id") != id {
 				t.Errorf("start/delta chunks %v %v do not name the reply %v", chunks[0], chunks[1], id)
 			}
 		})
@@ -492,10 +492,10 @@ func TestAPIStreamModelError(t *testing.T) {
 	resp := e.send("POST", "/api/agents/parley/stream", `{"messages":"Go"}`)
 	defer resp.Body.Close()
 	chunks, done := readChunks(t, bufio.NewReader(resp.Body), nil)
-	if !done || len(chunks) != 2 || chunks[0]["type"] != "start" || chunks[1]["type"] != "error" {
-		t.Fatalf("chunks %v (done %v), want start, error, [DONE]", chunks, done)
+	if !done || len(chunks) != 3 || chunks[0]["type"] != "start" || chunks[1]["type"] != "step-start" || chunks[2]["type"] != "error" {
+		t.Fatalf("chunks %v (done %v), want start, step-start, error, [DONE]", chunks, done)
 	}
-	if msg, _ := get(chunks[1], "payload", "error", "message").(string); !strings.Contains(msg, "bad request to model") {
-		t.Errorf("error chunk %v", chunks[1])
+	if msg, _ := get(chunks[2], "payload", "error", "message").(string); !strings.Contains(msg, "bad request to model") {
+		t.Errorf("error chunk %v", chunks[2])
 	}
 }
