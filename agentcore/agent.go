@@ -146,6 +146,9 @@ type StreamOptions struct {
 	ActiveTools []string
 	// MaxSteps overrides the agent's.
 	MaxSteps int
+	// Instructions are added after the agent's own for this call (a mode's
+	// rules, say).
+	Instructions Instructions
 }
 
 // ErrNoModel is returned when neither the agent nor the call names a model.

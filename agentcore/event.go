@@ -31,6 +31,7 @@ const (
 	// Thread-level events published by the Runtime, not by a model.
 	EventMessage EventType = "message" // a message was added to the thread (MessageID)
 	EventThread  EventType = "thread"  // the thread's title, pin or model changed, or it was deleted
+	EventTasks   EventType = "tasks"   // the thread's task list changed
 )
 
 // FinishSuspended is the finish reason of a run that waits for the user.

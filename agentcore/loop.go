@@ -50,7 +50,22 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 	if !ok {
 		return
 	}
-	r.loop(ctx, model, r.agent.prompt(messages), 1)
+	r.loop(ctx, model, r.prompt(messages), 1)
+}
+
+// prompt is the agent's prompt plus this call's extra instructions.
+func (r *run) prompt(messages []Message) []llm.Message {
+	p := r.agent.prompt(messages)
+	if len(r.opts.Instructions) == 0 {
+		return p
+	}
+	n := len(r.agent.Instructions)
+	out := make([]llm.Message, 0, len(p)+len(r.opts.Instructions))
+	out = append(out, p[:n]...)
+	for _, s := range r.opts.Instructions {
+		out = append(out, llm.Message{Role: llm.RoleSystem, Text: s.Content})
+	}
+	return append(out, p[n:]...)
 }
 
 // resume answers a suspended call, then goes on as the run would have.
@@ -65,7 +80,7 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 		return
 	}
 	c := &call{id: ti.ToolCallID, name: ti.ToolName, tool: r.resolve(ti.ToolName), input: ti.Args, resume: in.Data}
-	prompt := r.agent.prompt(messages)
+	prompt := r.prompt(messages)
 	results := r.execute(ctx, []*call{c}, prompt, ti.Step)
 	if r.gone {
 		return
@@ -90,7 +105,7 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 			updated[i].Content = withInvocation(msg.Content, answered)
 		}
 	}
-	r.loop(ctx, model, r.agent.prompt(updated), ti.Step+1)
+	r.loop(ctx, model, r.prompt(updated), ti.Step+1)
 }
 
 // setup resolves the model and the tools; false when the run cannot start

@@ -34,10 +34,13 @@ var ErrBusy = errors.New("a reply is still being written on this thread: stop it
 // or is stopped, publishing every event on the Bus and writing its reply to
 // the Store as it streams.
 type Runtime struct {
-	Store  Store
-	Bus    *Bus
-	Log    *slog.Logger
-	agents []*Agent
+	Store Store
+	Bus   *Bus
+	Log   *slog.Logger
+	// Prepare, when set, adjusts the options of every run from its thread
+	// (the app's modes: which tools, which extra instructions).
+	Prepare func(t Thread, opts *StreamOptions)
+	agents  []*Agent
 
 	mu   sync.Mutex
 	live map[string]*liveRun // thread id → the run in progress
@@ -71,11 +74,11 @@ func (rt *Runtime) Agent(id string) (*Agent, error) {
 
 // liveRun is the in-memory state of a run in progress.
 type liveRun struct {
-	run        Run
-	resourceID string
-	msgID      string
-	cancel     context.CancelFunc
-	done       chan struct{}
+	run    Run
+	thread Thread
+	msgID  string
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu      sync.Mutex
 	builder contentBuilder
@@ -180,10 +183,10 @@ func (rt *Runtime) reserve(ctx context.Context, thread Thread, agent *Agent, mod
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l := &liveRun{
-		run:        Run{ID: NewID(), ThreadID: thread.ID, AgentID: agent.ID, Model: model, Status: RunRunning, StartedAt: time.Now().UTC()},
-		resourceID: thread.ResourceID,
-		cancel:     cancel,
-		done:       make(chan struct{}),
+		run:    Run{ID: NewID(), ThreadID: thread.ID, AgentID: agent.ID, Model: model, Status: RunRunning, StartedAt: time.Now().UTC()},
+		thread: thread,
+		cancel: cancel,
+		done:   make(chan struct{}),
 	}
 	rt.live[thread.ID] = l
 	return l, runCtx, nil
@@ -351,7 +354,12 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	go rt.flusher(l, dirty, stop, flushed)
 
 	last := Event{Type: EventError, Error: "the run ended without a finish"}
-	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.resourceID}
+	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.thread.ResourceID}
+	if rt.Prepare != nil {
+		if t, err := rt.Store.GetThread(ctx, threadID); err == nil {
+			rt.Prepare(t, &opts) // fresh: a mode may have changed since the run was reserved
+		}
+	}
 	for e := range start(history, opts) {
 		e.MessageID = l.msgID
 		if e.Terminal() {

@@ -1,6 +1,9 @@
 package agentcore
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ThreadQuery selects threads. Threads come pinned first, then most recently
 // updated first.
@@ -42,10 +45,22 @@ type RunStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 }
 
+// StateStore keeps per-thread state beside the conversation, one JSON value
+// per (thread, type) — Mastra's threadState domain: the task list lives under
+// "task". A value goes when its thread is deleted.
+type StateStore interface {
+	// GetState returns the value stored under typ; ok is false when there
+	// is none.
+	GetState(ctx context.Context, threadID, typ string) (value json.RawMessage, ok bool, err error)
+	// SetState replaces the value stored under typ.
+	SetState(ctx context.Context, threadID, typ string, value json.RawMessage) error
+}
+
 // Store is everything the runtime keeps.
 type Store interface {
 	ThreadStore
 	MessageStore
 	RunStore
+	StateStore
 	Close() error
 }

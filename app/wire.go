@@ -110,10 +110,21 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Log:          log,
 	}
 	agent.Tools["ask_user"] = toolkit.AskUserTool()
+	agent.Tools["submit_plan"] = toolkit.SubmitPlanTool(ws.Root())
+	agent.Tools["write_file"] = toolkit.WriteFileTool(ws, toolkit.PlanFilesOnly)
+	var rt *agentcore.Runtime // the task tools tell the views of a thread about changes
+	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) {
+		rt.Bus.Publish(agentcore.Event{Type: agentcore.EventTasks, ThreadID: threadID})
+	}) {
+		agent.Tools[name] = t
+	}
+	agent.Processors = append(agent.Processors, toolkit.NewTaskStateProcessor(db))
 	for name, t := range o.Tools {
 		agent.Tools[name] = t
 	}
 	in.Runtime = agentcore.NewRuntime(db, log, agent)
+	rt = in.Runtime
+	in.Runtime.Prepare = prepare(agent)
 	in.UI, err = ui.New(ui.Config{
 		Runtime: in.Runtime,
 		Models:  m.list,

@@ -1,0 +1,175 @@
+package toolkit
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"parley/agentcore"
+)
+
+//go:embed submit_plan.md
+var submitPlanDescription string
+
+// PlansDir is where plans live in the workspace (Mastra Code's
+// .mastracode/plans).
+const PlansDir = ".parley/plans"
+
+// Plan decisions.
+const (
+	PlanApproved = "approved"
+	PlanRejected = "rejected"
+)
+
+// PlanPayload is what the user reviews while the run waits.
+type PlanPayload struct {
+	Path  string `json:"path"`
+	Title string `json:"title,omitempty"`
+	Plan  string `json:"plan,omitempty"`
+}
+
+// PlanDecision is the user's answer to a plan.
+type PlanDecision struct {
+	Action   string `json:"action"`
+	Feedback string `json:"feedback,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Plan     string `json:"plan,omitempty"`
+}
+
+// PlanResult is submit_plan's answer to the model after a decision.
+type PlanResult struct {
+	Content       string        `json:"content"`
+	IsError       bool          `json:"isError"`
+	SubmittedPlan SubmittedPlan `json:"submittedPlan"`
+}
+
+// SubmittedPlan echoes the decided plan, with its action so hosts need no
+// string matching (Mastra PR #19069).
+type SubmittedPlan struct {
+	Title  string `json:"title"`
+	Path   string `json:"path"`
+	Plan   string `json:"plan"`
+	Action string `json:"action"`
+}
+
+var (
+	planInputSchema   = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","minLength":1,"description":"Path of the plan file, e.g. .parley/plans/add-dark-mode.md"}},"required":["path"]}`)
+	planSuspendSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"title":{"type":"string"},"plan":{"type":"string"}},"required":["path"]}`)
+	planResumeSchema  = json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["approved","rejected"]},"feedback":{"type":"string"},"path":{"type":"string"},"title":{"type":"string"},"plan":{"type":"string"}},"required":["action"]}`)
+)
+
+// SubmitPlanTool is Mastra's path-based submitPlanTool (spec §1.2) with the
+// plans in root/.parley/plans. The tool never switches modes; the host does
+// on approval.
+func SubmitPlanTool(root string) *agentcore.Tool {
+	return &agentcore.Tool{
+		ID:            "submit_plan",
+		Description:   submitPlanDescription,
+		InputSchema:   planInputSchema,
+		SuspendSchema: planSuspendSchema,
+		ResumeSchema:  planResumeSchema,
+		ToModelOutput: func(out any) agentcore.ModelOutput {
+			if r, ok := out.(PlanResult); ok {
+				return agentcore.ModelOutput{Type: "text", Value: r.Content}
+			}
+			return resultToModel(out)
+		},
+		Execute: func(ctx context.Context, raw json.RawMessage, tc *agentcore.ToolContext) (out any, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					out, err = Result{Content: fmt.Sprintf("Failed to submit plan: %v", p), IsError: true}, nil
+				}
+			}()
+			var in struct {
+				Path string `json:"path"`
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{Content: "Failed to submit plan: " + err.Error(), IsError: true}, nil
+			}
+			if tc.ResumeData != nil {
+				var d PlanDecision
+				if err := json.Unmarshal(tc.ResumeData, &d); err != nil {
+					return Result{Content: "Failed to submit plan: " + err.Error(), IsError: true}, nil
+				}
+				return PlanResult{Content: planOutcome(d), SubmittedPlan: SubmittedPlan{Title: d.Title, Path: d.Path, Plan: d.Plan, Action: d.Action}}, nil
+			}
+			if tc.Suspendable {
+				return nil, tc.Suspend(ReadPlan(root, in.Path))
+			}
+			return Result{Content: "[Plan submitted for review]\n\nPath: " + in.Path}, nil
+		},
+	}
+}
+
+// planOutcome is the model-facing text of a decision.
+func planOutcome(d PlanDecision) string {
+	switch {
+	case d.Action == PlanApproved:
+		return "Plan approved. Proceed with implementation following the approved plan."
+	case strings.TrimSpace(d.Feedback) != "":
+		return "Plan was not approved. The user wants revisions.\n\nUser feedback: " + d.Feedback + "\n\nPlease revise the plan based on the feedback and submit again with submit_plan."
+	default:
+		return "Plan was not approved. The user will send revision instructions in their next message. Stop now and wait for the user to provide feedback before revising the plan."
+	}
+}
+
+// ReadPlan reads a plan file for review: {path, title, plan} when the path
+// is a readable .md file directly in root/.parley/plans, else just {path}
+// (the reviewer is shown the path).
+func ReadPlan(root, path string) PlanPayload {
+	abs, ok := planFile(root, path)
+	if !ok {
+		return PlanPayload{Path: path}
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return PlanPayload{Path: path}
+	}
+	title, plan := parsePlan(string(data))
+	return PlanPayload{Path: path, Title: title, Plan: plan}
+}
+
+// planFile resolves path (absolute or root-relative) and accepts it only if
+// it is a .md file directly inside root/.parley/plans.
+func planFile(root, path string) (string, bool) {
+	if strings.ContainsRune(path, 0) {
+		return "", false
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, path)
+	}
+	abs = filepath.Clean(abs)
+	dir := filepath.Join(root, filepath.FromSlash(PlansDir))
+	if filepath.Dir(abs) != dir || !strings.EqualFold(filepath.Ext(abs), ".md") {
+		return "", false
+	}
+	if fi, err := os.Lstat(abs); err != nil || !fi.Mode().IsRegular() {
+		return "", false // no symlinks out of the plans folder
+	}
+	return abs, true
+}
+
+var lineBreak = regexp.MustCompile(`\r?\n`)
+
+// parsePlan splits a plan file into its "# " title and the rest.
+func parsePlan(raw string) (title, plan string) {
+	lines := lineBreak.Split(raw, -1)
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "# ") {
+			rest := strings.TrimLeft(strings.Join(lines[i+1:], "\n"), "\n")
+			return strings.TrimSpace(l[2:]), strings.TrimRight(rest, " \t\r\n")
+		}
+		break
+	}
+	return "", strings.TrimRight(raw, " \t\r\n")
+}
