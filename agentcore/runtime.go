@@ -261,12 +261,13 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 		rt.release(l)
 		return Run{}, fmt.Errorf("reopen reply: %w", err)
 	}
+	started := l.run // the run goroutine owns l from here
 	rt.wg.Add(1)
 	in := ResumeInput{ToolCallID: req.ToolCallID, Data: req.Data}
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		return agent.Resume(runCtx, history, in, opts)
 	})
-	return l.run, nil
+	return started, nil
 }
 
 // ErrBadResume: the answer does not fit what the tool asked for.
