@@ -454,7 +454,9 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 	if c.parseErr != nil {
 		return errResult(fmt.Sprintf("Could not parse the arguments of %s: %v. Send the arguments again as one valid JSON object.", c.name, c.parseErr))
 	}
-	if c.tool == nil || (r.active != nil && !r.active[c.name]) {
+	// A resumed call was allowed when it was made: a mode switch since
+	// (plan approved → Build) must not refuse its answer.
+	if c.tool == nil || (r.active != nil && !r.active[c.name] && c.resume == nil) {
 		return errResult(r.unknownTool(c.name))
 	}
 	if err := c.tool.ValidateInput(c.input); err != nil {

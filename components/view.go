@@ -43,7 +43,46 @@ type Chat struct {
 	Running  bool
 	Messages []Message
 	Deleted  bool
+	Mode     string // "build" | "plan"
+	Tasks    []Task
+	Plans    []PlanRef // approved plans, newest last
 }
+
+// Task is one item of the pinned task list.
+type Task struct {
+	ID         string
+	Content    string
+	Status     string // pending | in_progress | completed
+	ActiveForm string
+}
+
+// PlanRef is an approved plan of the thread.
+type PlanRef struct {
+	Title, Path, When string
+}
+
+// PlanReview is a submit_plan call: the plan under review, or decided.
+type PlanReview struct {
+	Title    string
+	Path     string
+	HTML     string // the plan, as sanitised markdown
+	Decision string // "", "approved" or "rejected"
+	Feedback string
+}
+
+// tasksDone counts completed tasks.
+func tasksDone(ts []Task) int {
+	n := 0
+	for _, t := range ts {
+		if t.Status == "completed" {
+			n++
+		}
+	}
+	return n
+}
+
+// showTasks: the panel hides when there is nothing left to do.
+func showTasks(ts []Task) bool { return len(ts) > 0 && tasksDone(ts) < len(ts) }
 
 // Message is one rendered message.
 type Message struct {
@@ -99,7 +138,9 @@ type ToolCard struct {
 	Question *Question
 	Answer   string
 	// Brief is the one-line summary in the card's header.
-	Brief    string
+	Brief string
+	// Plan is a submit_plan call's plan.
+	Plan     *PlanReview
 	ThreadID string
 }
 
@@ -160,5 +201,19 @@ func questionHint(q Question) string {
 
 // hasBody says whether a card has anything to show below its header.
 func hasBody(t ToolCard) bool {
-	return (len(t.Args) > 0 && t.Question == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != ""
+	return (len(t.Args) > 0 && t.Question == nil && t.Plan == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != ""
+}
+
+func planState(t ToolCard) string {
+	if t.State == "suspended" {
+		return "pending"
+	}
+	return "decided"
+}
+
+func planTitle(p *PlanReview) string {
+	if p.Title == "" {
+		return "Implementation plan"
+	}
+	return p.Title
 }

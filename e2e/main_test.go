@@ -86,10 +86,13 @@ type parley struct {
 	URL   string
 	Model *scripted.Server
 	In    *app.Instance
+	dir   string
+	tools map[string]*agentcore.Tool
+	stop  func()
 }
 
 // startParley runs a real Parley on a free loopback port, on the scripted
-// model, with its own data folder.
+// model, with its own data folder (also its workspace).
 func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 	t.Helper()
 	model := scripted.NewServer()
@@ -97,12 +100,16 @@ func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 	model.SetDefault(func(scripted.Request) scripted.Reply {
 		return scripted.Reply{Text: "Default scripted reply."}
 	})
-	dir := t.TempDir()
+	return launch(t, t.TempDir(), model, mergeTools(tools))
+}
+
+func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*agentcore.Tool) *parley {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	in, err := app.Open(ctx, app.Config{
 		DataDir: dir, Workspace: dir, Model: app.DemoModel,
 		Getenv: func(string) string { return "" },
-	}, app.Options{Scripted: model, Tools: mergeTools(tools)})
+	}, app.Options{Scripted: model, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,15 +119,24 @@ func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 	}
 	done := make(chan error, 1)
 	go func() { done <- in.ServeOn(ctx, ln) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		in.Close()
 	})
+	t.Cleanup(stop)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return &parley{t: t, URL: "http://127.0.0.1:" + port, Model: model, In: in}
+	return &parley{t: t, URL: "http://127.0.0.1:" + port, Model: model, In: in, dir: dir, tools: tools, stop: stop}
+}
+
+// restart quits this Parley (open runs are stopped, as on a real quit) and
+// starts a new one on the same data folder and model.
+func (p *parley) restart() *parley {
+	p.t.Helper()
+	p.stop()
+	return launch(p.t, p.dir, p.Model, p.tools)
 }
 
 // page opens path in a fresh incognito context of the shared browser.

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
 
@@ -228,7 +230,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, fmt.Errorf("%w: want {\"answer\": …}", errBadRequest))
 		return
 	}
-	_, err := s.rt.Resume(r.Context(), agentcore.ResumeRequest{ThreadID: r.PathValue("id"), ToolCallID: r.PathValue("call"), Data: body.Answer})
+	threadID, callID := r.PathValue("id"), r.PathValue("call")
+	data, undo, err := s.decide(r.Context(), threadID, callID, body.Answer)
+	if err == nil {
+		_, err = s.rt.Resume(r.Context(), agentcore.ResumeRequest{ThreadID: threadID, ToolCallID: callID, Data: data})
+		if err != nil && undo != nil {
+			undo()
+		}
+	}
 	msg := ""
 	if err != nil {
 		msg = "Not answered: " + err.Error()
@@ -239,3 +248,95 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 
 // maxAnswerBytes bounds an answer: a question's reply, or plan feedback.
 const maxAnswerBytes = 1 << 20
+
+// decide prepares a plan decision: the plan under review is echoed back
+// (path, title, plan: the tool reports what was decided), and an approval
+// switches the thread to Build and records the plan. undo reverts that if
+// the resume then fails. Other answers pass through unchanged.
+func (s *Server) decide(ctx context.Context, threadID, callID string, answer json.RawMessage) (json.RawMessage, func(), error) {
+	pending, err := s.rt.Pending(ctx, threadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ti *agentcore.ToolInvocation
+	for i := range pending {
+		if pending[i].ToolCallID == callID {
+			ti = &pending[i]
+		}
+	}
+	if ti == nil || ti.ToolName != "submit_plan" {
+		return answer, nil, nil // Resume reports an unknown call
+	}
+	var d map[string]any
+	if err := json.Unmarshal(answer, &d); err != nil {
+		return nil, nil, fmt.Errorf("a plan decision must be {action, feedback?}: %v", err)
+	}
+	var p map[string]any
+	_ = json.Unmarshal(ti.SuspendPayload, &p)
+	for _, k := range []string{"path", "title", "plan"} {
+		if v, ok := p[k]; ok {
+			d[k] = v
+		}
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d["action"] != "approved" {
+		return data, nil, nil
+	}
+	if _, busy := s.rt.Live(threadID); busy {
+		return nil, nil, agentcore.ErrBusy
+	}
+	t, err := s.rt.Store.GetThread(ctx, threadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	before := t.Metadata
+	meta := map[string]any{}
+	for k, v := range t.Metadata {
+		meta[k] = v
+	}
+	plans, _ := meta["plans"].([]any)
+	meta["plans"] = append(plans, map[string]any{"title": p["title"], "path": p["path"], "approvedAt": time.Now().UTC().Format(time.RFC3339)})
+	meta["mode"] = "build"
+	if _, err := s.rt.UpdateThread(ctx, threadID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
+		return nil, nil, err
+	}
+	undo := func() {
+		if before == nil {
+			before = map[string]any{}
+		}
+		if _, err := s.rt.UpdateThread(context.WithoutCancel(ctx), threadID, agentcore.ThreadPatch{Metadata: before}); err != nil {
+			s.log.Error("undo plan approval", "thread", threadID, "err", err)
+		}
+	}
+	return data, undo, nil
+}
+
+// setMode switches a thread between Build and Plan.
+func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Mode string `json:"mode"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil || (body.Mode != "plan" && body.Mode != "build") {
+		s.httpError(w, r, fmt.Errorf("%w: want {\"mode\": \"plan\" | \"build\"}", errBadRequest))
+		return
+	}
+	ctx := r.Context()
+	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	meta := map[string]any{}
+	for k, v := range t.Metadata {
+		meta[k] = v
+	}
+	meta["mode"] = body.Mode
+	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -98,6 +98,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/model", s.setModel)
 	mux.HandleFunc("POST /t/{id}/delete", s.deleteThread)
 	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)
+	mux.HandleFunc("POST /t/{id}/mode", s.setMode)
 	s.apiRoutes(mux)
 	return s.guard(mux)
 }

@@ -96,6 +96,8 @@ type chatStream struct {
 	changed  map[string]bool // messages to re-render
 	sidebar  bool
 	header   bool
+	tasks    bool // the stored task list changed
+	liveTask bool // a task_write is streaming: preview its list
 	actions  bool
 	urgent   bool // a terminal event: flush now
 	finished []string
@@ -113,8 +115,13 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 			v.change(e.MessageID)
 		case agentcore.EventThread:
 			v.header = true
+		case agentcore.EventTasks:
+			v.tasks = true
 		default: // text, reasoning and tool events change the reply
 			v.change(e.MessageID)
+			if e.ToolName == "task_write" && e.Type == agentcore.EventToolCallDelta {
+				v.liveTask = true
+			}
 		}
 		if e.Terminal() {
 			v.change(e.MessageID)
@@ -137,7 +144,7 @@ func (v *chatStream) change(id string) {
 }
 
 func (v *chatStream) dirty() bool {
-	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions
+	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask
 }
 
 // full sends the whole chat: used once when the stream opens.
@@ -169,6 +176,7 @@ func (v *chatStream) full(ctx context.Context) error {
 func (v *chatStream) flush(ctx context.Context) error {
 	defer func() {
 		v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false
+		v.tasks, v.liveTask = false, false
 	}()
 	t, err := v.s.rt.Store.GetThread(ctx, v.id)
 	if errors.Is(err, agentcore.ErrNotFound) {
@@ -219,8 +227,22 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.header {
-		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t)}
+		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t)}
 		if err := v.sse.PatchElementTempl(components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
+			return err
+		}
+		if err := v.sse.PatchElementTempl(components.ModeSwitch(t.ID, threadMode(t))); err != nil {
+			return err
+		}
+	}
+	if v.tasks || v.liveTask {
+		tasks := v.s.tasks(ctx, t.ID)
+		if v.liveTask && !v.tasks && running {
+			if streamed, ok := streamingTasks(live.Content, &v.args); ok {
+				tasks = streamed
+			}
+		}
+		if err := v.sse.PatchElementTempl(components.TaskPanel(tasks)); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -83,7 +84,17 @@ func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocati
 	if len(card.Args) > 0 {
 		card.Brief = firstLine(card.Args[0].Value, 120)
 	}
-	if q := question(ti); q != nil {
+	if ti.ToolName == "task_write" && ti.State != "partial-call" {
+		var in struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(ti.Args, &in) == nil {
+			card.Brief = fmt.Sprintf("%d tasks", len(in.Tasks))
+		}
+	}
+	if ti.ToolName == "submit_plan" {
+		card.Plan = planReview(ti)
+	} else if q := question(ti); q != nil {
 		card.Question = q
 		card.Answer = answerText(ti.ResumeData)
 	}
@@ -294,4 +305,54 @@ func firstLine(s string, n int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// planReview is a submit_plan call's plan and the user's decision.
+func planReview(ti *agentcore.ToolInvocation) *components.PlanReview {
+	var p struct{ Path, Title, Plan string }
+	if len(ti.SuspendPayload) == 0 || json.Unmarshal(ti.SuspendPayload, &p) != nil {
+		return nil // still being written: the card shows its arguments
+	}
+	r := &components.PlanReview{Title: p.Title, Path: p.Path}
+	if p.Plan != "" {
+		r.HTML = markdown.Render(p.Plan)
+	}
+	var d struct{ Action, Feedback string }
+	if json.Unmarshal(ti.ResumeData, &d) == nil {
+		r.Decision, r.Feedback = d.Action, d.Feedback
+	}
+	return r
+}
+
+// streamingTasks is the list a task_write call is still writing, from its
+// partial arguments: the panel fills while the model types. The task being
+// written last may be cut short; that is what the model has typed so far.
+func streamingTasks(c agentcore.Content, prev *argPreview) ([]components.Task, bool) {
+	for i := len(c.Parts) - 1; i >= 0; i-- {
+		ti := c.Parts[i].ToolInvocation
+		if ti == nil || ti.ToolName != "task_write" || ti.State != "partial-call" {
+			continue
+		}
+		prev.fields(ti) // feeds the call's parser the new bytes
+		st := prev.parsers[ti.ToolCallID]
+		v, ok := st.p.Lookup("tasks")
+		if !ok {
+			return nil, false
+		}
+		items, _ := v.([]any)
+		var out []components.Task
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			content, _ := m["content"].(string)
+			if content == "" {
+				continue
+			}
+			status, _ := m["status"].(string)
+			active, _ := m["activeForm"].(string)
+			id, _ := m["id"].(string)
+			out = append(out, components.Task{ID: id, Content: content, Status: cmp.Or(status, "pending"), ActiveForm: cmp.Or(active, content)})
+		}
+		return out, true
+	}
+	return nil, false
 }

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"strings"
@@ -38,7 +40,8 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread) (components.Chat,
 		return components.Chat{}, fmt.Errorf("list messages of %s: %w", t.ID, err)
 	}
 	live, running := s.rt.Live(t.ID)
-	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running}
+	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running,
+		Mode: threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID)}
 	for _, m := range msgs {
 		c.Messages = append(c.Messages, s.messageView(m, live, running, nil))
 	}
@@ -127,6 +130,49 @@ func (s *Server) modelList(current string) []string {
 		if !strings.EqualFold(m, current) {
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// threadMode is "plan" or "build" (the default).
+func threadMode(t agentcore.Thread) string {
+	if m, _ := t.Metadata["mode"].(string); m == "plan" {
+		return "plan"
+	}
+	return "build"
+}
+
+// taskStateType is where the task tools keep a thread's list.
+const taskStateType = "task"
+
+// tasks is the thread's task list as the task tools stored it.
+func (s *Server) tasks(ctx context.Context, threadID string) []components.Task {
+	raw, ok, err := s.rt.Store.GetState(ctx, threadID, taskStateType)
+	if err != nil || !ok {
+		return nil
+	}
+	var list []components.Task
+	if err := json.Unmarshal(raw, &list); err != nil {
+		s.log.Warn("task list is not readable", "thread", threadID, "err", err)
+		return nil
+	}
+	return list
+}
+
+// approvedPlans are the plans approved on the thread (metadata "plans").
+func approvedPlans(t agentcore.Thread) []components.PlanRef {
+	list, _ := t.Metadata["plans"].([]any)
+	var out []components.PlanRef
+	for _, p := range list {
+		m, _ := p.(map[string]any)
+		title, _ := m["title"].(string)
+		path, _ := m["path"].(string)
+		at, _ := m["approvedAt"].(string)
+		when := ""
+		if ts, err := time.Parse(time.RFC3339, at); err == nil {
+			when = ts.Local().Format("2 Jan 15:04")
+		}
+		out = append(out, components.PlanRef{Title: cmp.Or(title, "Implementation plan"), Path: path, When: when})
 	}
 	return out
 }
