@@ -97,6 +97,10 @@ type Agent struct {
 	Hooks ToolHooks
 	// Transform is the agent-level payload transform policy.
 	Transform *TransformPolicy
+	// AutoResumeSuspendedTools: while a call waits for the user, their next
+	// chat message answers it (for tools with ResumeFromMessage) instead of
+	// starting a new turn.
+	AutoResumeSuspendedTools bool
 	// Processors add to the prompt of every model call (Mastra's input
 	// processors: e.g. the task list as state signals).
 	Processors []Processor

@@ -145,6 +145,11 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 	if err != nil {
 		return Sent{}, fmt.Errorf("send to thread %s: %w", req.ThreadID, err)
 	}
+	if agent.AutoResumeSuspendedTools {
+		if sent, ok, err := rt.autoResume(ctx, agent, thread, text); ok || err != nil {
+			return sent, err
+		}
+	}
 	model := req.Model
 	if model == "" {
 		model, _ = thread.Metadata["model"].(string)
@@ -268,6 +273,39 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 		return agent.Resume(runCtx, history, in, opts)
 	})
 	return started, nil
+}
+
+// autoResume answers the oldest open call that takes a chat message with
+// text; ok is false when no call does (the message starts a new turn).
+func (rt *Runtime) autoResume(ctx context.Context, agent *Agent, thread Thread, text string) (Sent, bool, error) {
+	pending, err := rt.Pending(ctx, thread.ID)
+	if err != nil || len(pending) == 0 {
+		return Sent{}, false, err
+	}
+	tools := agent.toolset()
+	for _, ti := range pending {
+		t := tools[ti.ToolName]
+		if t == nil || t.ResumeFromMessage == nil {
+			continue
+		}
+		run, err := rt.Resume(ctx, ResumeRequest{ThreadID: thread.ID, ToolCallID: ti.ToolCallID, Data: t.ResumeFromMessage(text)})
+		if err != nil {
+			return Sent{}, true, err
+		}
+		msgs, _ := rt.suspendedMessage(ctx, thread.ID, run)
+		return Sent{Run: run, MessageID: msgs}, true, nil
+	}
+	return Sent{}, false, nil
+}
+
+// suspendedMessage is the reply a resumed run writes.
+func (rt *Runtime) suspendedMessage(ctx context.Context, threadID string, run Run) (string, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if l := rt.live[threadID]; l != nil && l.run.ID == run.ID {
+		return l.msgID, nil
+	}
+	return "", nil
 }
 
 // ErrBadResume: the answer does not fit what the tool asked for.
@@ -427,11 +465,13 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	}
 	rt.write(l, status, meta)
 
-	l.run.Status, l.run.Error, l.run.Usage = runStatus, e.Error, e.Usage
-	l.run.FinishedAt = time.Now().UTC()
+	// l.run is read by Live under rt.mu: the final state is a copy.
+	final := l.run
+	final.Status, final.Error, final.Usage = runStatus, e.Error, e.Usage
+	final.FinishedAt = time.Now().UTC()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := rt.Store.FinishRun(ctx, l.run); err != nil {
+	if err := rt.Store.FinishRun(ctx, final); err != nil {
 		rt.Log.Error("store finished run", "run", l.run.ID, "err", err)
 	}
 

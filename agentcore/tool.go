@@ -42,6 +42,10 @@ type Tool struct {
 	// ResumeSchema before the tool runs again.
 	SuspendSchema json.RawMessage
 	ResumeSchema  json.RawMessage
+	// ResumeFromMessage turns the user's next chat message into resume
+	// data, for agents with AutoResumeSuspendedTools (nil: a chat message
+	// does not answer this tool).
+	ResumeFromMessage func(text string) json.RawMessage
 
 	// Transform gives display- and transcript-safe versions of the payloads
 	// (spec §3.4). Nil: payloads pass through raw, unless the agent's

@@ -107,7 +107,9 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Model:        model,
 		Models:       m.open,
 		Tools:        toolkit.ReadOnly(ws),
-		Log:          log,
+		// A chat message answers an open question (spec §1.1).
+		AutoResumeSuspendedTools: true,
+		Log:                      log,
 	}
 	agent.Tools["ask_user"] = toolkit.AskUserTool()
 	agent.Tools["submit_plan"] = toolkit.SubmitPlanTool(ws.Root())

@@ -107,3 +107,18 @@ func TestAnswerTwiceIsRefused(t *testing.T) {
 		t.Fatalf("second answer: %v", err)
 	}
 }
+
+// autoResumeSuspendedTools: a chat message sent while a question is open
+// answers it.
+func TestChatMessageAnswersOpenQuestion(t *testing.T) {
+	p := startParley(t)
+	pg, id := ask(t, p, `{"question":"Which region?"}`)
+	pg.MustElement("#draft").MustInput("eu-west-1 please")
+	pg.MustElement("#send").MustClick()
+	if got := answered(t, p, pg); got != "User answered: eu-west-1 please" {
+		t.Fatalf("model told %q", got)
+	}
+	if n := len(p.messages(id)); n != 2 {
+		t.Fatalf("%d messages: the answer must not start a new turn", n)
+	}
+}

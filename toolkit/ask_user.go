@@ -63,6 +63,11 @@ func AskUserTool() *agentcore.Tool {
 		SuspendSchema: askSuspendSchema,
 		ResumeSchema:  askResumeSchema,
 		ToModelOutput: resultToModel,
+		// A chat message sent while the question is open answers it.
+		ResumeFromMessage: func(text string) json.RawMessage {
+			b, _ := json.Marshal(text)
+			return b
+		},
 		Execute: func(ctx context.Context, raw json.RawMessage, tc *agentcore.ToolContext) (out any, err error) {
 			defer func() {
 				if p := recover(); p != nil {

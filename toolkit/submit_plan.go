@@ -74,6 +74,11 @@ func SubmitPlanTool(root string) *agentcore.Tool {
 		InputSchema:   planInputSchema,
 		SuspendSchema: planSuspendSchema,
 		ResumeSchema:  planResumeSchema,
+		// A chat message sent while the plan waits asks for changes.
+		ResumeFromMessage: func(text string) json.RawMessage {
+			b, _ := json.Marshal(PlanDecision{Action: PlanRejected, Feedback: text})
+			return b
+		},
 		ToModelOutput: func(out any) agentcore.ModelOutput {
 			if r, ok := out.(PlanResult); ok {
 				return agentcore.ModelOutput{Type: "text", Value: r.Content}

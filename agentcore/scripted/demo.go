@@ -1,6 +1,7 @@
 package scripted
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -13,9 +14,62 @@ const (
 )
 
 var (
-	wantsLong  = regexp.MustCompile(`(?i)\blong\b`)
-	wantsFiles = regexp.MustCompile(`(?i)\b(files?|workspace|folder)\b`)
+	wantsLong     = regexp.MustCompile(`(?i)\blong\b`)
+	wantsFiles    = regexp.MustCompile(`(?i)\b(files?|workspace|folder)\b`)
+	wantsQuestion = regexp.MustCompile(`(?i)\b(question|ask me)\b`)
+	wantsPlan     = regexp.MustCompile(`(?i)\bplan\b`)
+	wantsTasks    = regexp.MustCompile(`(?i)\b(tasks?|todo)\b`)
 )
+
+// demoPlan is the plan the demo writes in Plan mode.
+const demoPlan = "# Add a dark theme\n\n" +
+	"1. **Palette**: define the dark colours as CSS variables next to the light ones.\n" +
+	"2. **Switch**: follow the OS with `prefers-color-scheme`, plus a toggle in Settings.\n" +
+	"3. **Code blocks**: load a dark highlighting style for fenced code.\n" +
+	"4. **Check**: screenshot every screen in both themes.\n"
+
+const demoTasks = `{"tasks":[` +
+	`{"content":"Read the request","status":"completed","activeForm":"Reading the request"},` +
+	`{"content":"Sketch the change","status":"in_progress","activeForm":"Sketching the change"},` +
+	`{"content":"Write the code","status":"pending","activeForm":"Writing the code"},` +
+	`{"content":"Run the tests","status":"pending","activeForm":"Running the tests"}]}`
+
+// demoAction shows one human-in-the-loop feature when asked for it and the
+// request offers its tool.
+func demoAction(req Request) (Reply, bool) {
+	text := req.LastUserText()
+	pace := func(r Reply) Reply { r.ChunkSize, r.Delay = demoChunkSize, demoDelay; return r }
+	switch {
+	case wantsPlan.MatchString(text) && req.HasTool("submit_plan") && req.HasTool("write_file"):
+		planJSON, _ := json.Marshal(map[string]string{"path": ".parley/plans/dark-theme.md", "content": demoPlan})
+		return pace(Reply{Text: "I'll write the plan to a file first.", ToolCalls: []ToolCall{{Name: "write_file", Args: string(planJSON)}}}), true
+	case wantsPlan.MatchString(text):
+		return pace(Reply{Text: "To see a plan for approval, switch the composer to **Plan** (bottom left) and ask again: in Plan mode I explore read-only, write the plan to `.parley/plans/`, and submit it for your approval."}), true
+	case wantsQuestion.MatchString(text) && req.HasTool("ask_user"):
+		return pace(Reply{Text: "Sure — here is a question for you.", ToolCalls: []ToolCall{{Name: "ask_user",
+			Args: `{"question":"Which theme should the demo use?","options":[{"label":"Light","description":"dark text on white"},{"label":"Dark","description":"light text on near-black"},{"label":"Follow the OS"}]}`}}}), true
+	case wantsTasks.MatchString(text) && req.HasTool("task_write"):
+		return Reply{Text: "Here is how I would split the work.", ToolCalls: []ToolCall{{Name: "task_write", Args: demoTasks}}, ChunkSize: 8, Delay: 30 * time.Millisecond}, true
+	}
+	return Reply{}, false
+}
+
+// lastToolName is the tool whose result ends the request.
+func (r Request) lastToolName() string {
+	n := len(r.Messages)
+	if n == 0 || r.Messages[n-1].Role != "tool" {
+		return ""
+	}
+	id := r.Messages[n-1].ToolCallID
+	for i := n - 1; i >= 0; i-- {
+		for _, c := range r.Messages[i].ToolCalls {
+			if c.ID == id {
+				return c.Name
+			}
+		}
+	}
+	return ""
+}
 
 // Demo answers in demo mode (model demo/scripted). It says plainly that the
 // replies are scripted and how to connect a real model, quotes the user's
@@ -23,7 +77,17 @@ var (
 // word "long" gets a long answer, to try scrolling.
 func Demo(req Request) Reply {
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
-		return demoToolAnswer(req.Messages[n-1].Content)
+		result := req.Messages[n-1].Content
+		switch req.lastToolName() {
+		case "write_file":
+			return Reply{ToolCalls: []ToolCall{{Name: "submit_plan", Args: `{"path":".parley/plans/dark-theme.md"}`}}, ChunkSize: demoChunkSize, Delay: demoDelay}
+		case "submit_plan", "ask_user", "task_write":
+			return Reply{Text: "The tool answered: *" + strings.TrimSpace(result) + "* — a real model would carry on from here. Add a provider key to try it.", ChunkSize: demoChunkSize, Delay: demoDelay}
+		}
+		return demoToolAnswer(result)
+	}
+	if r, ok := demoAction(req); ok {
+		return r
 	}
 	if wantsFiles.MatchString(req.LastUserText()) && req.HasTool("find_files") {
 		return Reply{
@@ -84,7 +148,10 @@ const demoReply = "**Hello! This is Parley's demo mode.** The replies here are s
 	"| a message with the word *long* | a long answer, for scrolling |\n" +
 	"| the thread list | rename, pin and delete (hover a chat) |\n" +
 	"| **Stop** while a reply streams | the partial reply is kept, marked stopped |\n" +
-	"| a message with the word *files* | a tool call that lists your workspace, streamed into a card |\n\n" +
+	"| a message with the word *files* | a tool call that lists your workspace, streamed into a card |\n" +
+	"| a message with the word *question* | a question to answer (`ask_user`) |\n" +
+	"| a message with the word *tasks* | a task list pinned above the composer |\n" +
+	"| the word *plan*, in **Plan** mode | a plan for your approval (`submit_plan`) |\n\n" +
 	"Code is highlighted and has a copy button:\n\n" +
 	"```go\n" +
 	"func greet(name string) string {\n" +
