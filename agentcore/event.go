@@ -22,6 +22,9 @@ const (
 	// EventToolSuspended: the call waits for the user; Result holds the
 	// suspend payload. The run then finishes with FinishSuspended.
 	EventToolSuspended EventType = "tool-call-suspended"
+	// EventToolApproval: the call waits for the user's approval before it
+	// runs; Result holds {approval: true, payload}.
+	EventToolApproval EventType = "tool-call-approval"
 
 	EventStepFinish EventType = "step-finish"
 	EventFinish     EventType = "finish"

@@ -132,9 +132,9 @@ func (b *contentBuilder) apply(e Event) bool {
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
 			return true
 		}
-	case EventToolSuspended:
+	case EventToolSuspended, EventToolApproval:
 		if i, ti := b.call(e.ToolCallID); ti != nil {
-			ti.State, ti.SuspendPayload = "suspended", e.Result
+			ti.State, ti.SuspendPayload, ti.Approval = "suspended", e.Result, e.Type == EventToolApproval
 			delete(b.text, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseSuspend, e.Transform)
 			return true

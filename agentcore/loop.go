@@ -80,6 +80,14 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 		return
 	}
 	c := &call{id: ti.ToolCallID, name: ti.ToolName, tool: r.resolve(ti.ToolName), input: ti.Args, resume: in.Data}
+	if ti.Approval {
+		var d ApprovalDecision
+		if err := json.Unmarshal(in.Data, &d); err != nil {
+			r.emit(Event{Type: EventError, Error: fmt.Sprintf("approval for %s: %v", ti.ToolCallID, err)})
+			return
+		}
+		c.approval, c.resume = &d, nil // the tool itself runs fresh
+	}
 	prompt := r.prompt(messages)
 	results := r.execute(ctx, []*call{c}, prompt, ti.Step)
 	if r.gone {
@@ -234,7 +242,8 @@ type call struct {
 	input     json.RawMessage // the complete, parsed (maybe repaired) input
 	parseErr  error
 	signature string
-	resume    json.RawMessage // the user's answer, when resuming a suspended call
+	resume    json.RawMessage   // the user's answer, when resuming a suspended call
+	approval  *ApprovalDecision // the user's approval, when resuming an approval
 	ended     bool
 	result    toolResult
 }
@@ -372,6 +381,13 @@ type toolResult struct {
 	isError   bool
 	cancelled bool
 	suspended bool // raw is the suspend payload
+	approval  bool // suspended for the user's approval, not by the tool
+}
+
+// approvalRequest is the payload of a call waiting for approval.
+type approvalRequest struct {
+	Approval bool `json:"approval"`
+	Payload  any  `json:"payload,omitempty"`
 }
 
 // execute runs a step's calls, several at once, and yields their events as
@@ -406,7 +422,11 @@ func (r *run) execute(ctx context.Context, calls []*call, prompt []llm.Message, 
 			done = true
 			mu.Unlock()
 			if c.result.suspended {
-				ev := Event{Type: EventToolSuspended, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, Result: resultJSON(c.result)}
+				typ := EventToolSuspended
+				if c.result.approval {
+					typ = EventToolApproval
+				}
+				ev := Event{Type: typ, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, Result: resultJSON(c.result)}
 				ev.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseSuspend, ToolName: c.name, ToolCallID: c.id, Input: c.input, SuspendPayload: c.result.raw})
 				events <- ev
 				return
@@ -456,7 +476,8 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 	}
 	// A resumed call was allowed when it was made: a mode switch since
 	// (plan approved → Build) must not refuse its answer.
-	if c.tool == nil || (r.active != nil && !r.active[c.name] && c.resume == nil) {
+	resumed := c.resume != nil || c.approval != nil
+	if c.tool == nil || (r.active != nil && !r.active[c.name] && !resumed) {
 		return errResult(r.unknownTool(c.name))
 	}
 	if err := c.tool.ValidateInput(c.input); err != nil {
@@ -480,7 +501,7 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 			return c.tool.OnInputAvailable(ctx, InputAvailable{ToolCallID: c.id, Input: c.input, Messages: prompt})
 		})
 	}
-	info := ToolCallInfo{ToolName: c.name, ToolCallID: c.id, Input: c.input, Context: tc, AgentID: r.agent.ID, AgentName: r.agent.Name}
+	info := ToolCallInfo{ToolName: c.name, ToolCallID: c.id, Input: c.input, Context: tc, AgentID: r.agent.ID, AgentName: r.agent.Name, Approval: c.approval}
 
 	var output any
 	var err error
@@ -488,10 +509,15 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 	if r.hooks.BeforeToolCall != nil {
 		var d *ToolDecision
 		d, err = r.hooks.BeforeToolCall(ctx, info)
-		if err != nil {
+		switch {
+		case err != nil:
 			err = fmt.Errorf("beforeToolCall: %w", err)
 			ran = false
-		} else if d != nil && !d.Proceed {
+		case d != nil && d.RequireApproval && c.approval == nil:
+			return toolResult{raw: approvalRequest{Approval: true, Payload: d.ApprovalPayload}, suspended: true, approval: true}
+		case d != nil && !d.Proceed && d.Error != "":
+			return errResult(d.Error)
+		case d != nil && !d.Proceed:
 			output, ran = d.Output, false
 		}
 	}

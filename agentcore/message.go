@@ -100,6 +100,9 @@ type ToolInvocation struct {
 	// SuspendPayload is what the user is asked, while State is suspended,
 	// and is kept after the answer (the question stays visible).
 	SuspendPayload json.RawMessage `json:"suspendPayload,omitempty"`
+	// Approval: suspended for the user's approval (ResumeData is then an
+	// ApprovalDecision), not by the tool.
+	Approval bool `json:"approval,omitempty"`
 	// ResumeData is the user's answer to the suspension.
 	ResumeData json.RawMessage `json:"resumeData,omitempty"`
 	// Progress is what the tool wrote while it ran.

@@ -239,7 +239,11 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 	if tool == nil {
 		return Run{}, fmt.Errorf("resume %s: the tool %q is no longer available", req.ToolCallID, ti.ToolName)
 	}
-	if err := tool.ValidateResume(req.Data); err != nil {
+	if ti.Approval {
+		if err := validateApproval(req.Data); err != nil {
+			return Run{}, fmt.Errorf("%w: an approval of %s must be {decision: allow|always|deny, reason?}: %v", ErrBadResume, ti.ToolName, err)
+		}
+	} else if err := tool.ValidateResume(req.Data); err != nil {
 		return Run{}, fmt.Errorf("%w: the answer does not fit %s: %v", ErrBadResume, ti.ToolName, err)
 	}
 	model, _ := msg.Content.Metadata["model"].(string)
@@ -285,7 +289,7 @@ func (rt *Runtime) autoResume(ctx context.Context, agent *Agent, thread Thread, 
 	tools := agent.toolset()
 	for _, ti := range pending {
 		t := tools[ti.ToolName]
-		if t == nil || t.ResumeFromMessage == nil {
+		if t == nil || t.ResumeFromMessage == nil || ti.Approval {
 			continue
 		}
 		run, err := rt.Resume(ctx, ResumeRequest{ThreadID: thread.ID, ToolCallID: ti.ToolCallID, Data: t.ResumeFromMessage(text)})
@@ -549,3 +553,7 @@ func titleFrom(text string) string {
 	}
 	return cut + "…"
 }
+
+var approvalSchema = (&Tool{ID: "approval", ResumeSchema: ApprovalResumeSchema})
+
+func validateApproval(data json.RawMessage) error { return approvalSchema.ValidateResume(data) }

@@ -133,3 +133,77 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 		t.Fatalf("the model saw %v", got)
 	}
 }
+
+// An approval is a suspension the before-hook asks for: the call waits,
+// survives in the store, and runs (fresh, without resume data) only once
+// allowed; a denial reaches the model as an error result.
+func TestApprovalGate(t *testing.T) {
+	srv := scripted.NewServer()
+	defer srv.Close()
+	db, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := llm.Config{BaseURLs: map[string]string{"openai-compatible": srv.URL()}, APIKeys: map[string]string{"openai-compatible": "k"}, Getenv: func(string) string { return "" }, MaxRetries: -1}
+	ran := 0
+	var sawResume json.RawMessage
+	touch := &agentcore.Tool{ID: "touch", Execute: func(ctx context.Context, in json.RawMessage, tc *agentcore.ToolContext) (any, error) {
+		ran++
+		sawResume = tc.ResumeData
+		return "touched", nil
+	}}
+	var decisions []string
+	agent := &agentcore.Agent{ID: "a", Model: "openai-compatible/t", Tools: map[string]*agentcore.Tool{"touch": touch},
+		Models: func(spec string) (llm.Model, error) { return llm.Open(spec, cfg) },
+		Hooks: agentcore.ToolHooks{BeforeToolCall: func(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore.ToolDecision, error) {
+			switch {
+			case c.Approval == nil:
+				return &agentcore.ToolDecision{RequireApproval: true, ApprovalPayload: map[string]string{"category": "edit"}}, nil
+			case c.Approval.Decision == "deny":
+				decisions = append(decisions, "deny")
+				return &agentcore.ToolDecision{Error: "The user denied this tool call: " + c.Approval.Reason}, nil
+			}
+			decisions = append(decisions, c.Approval.Decision)
+			return &agentcore.ToolDecision{Proceed: true}, nil
+		}}}
+	rt := agentcore.NewRuntime(db, nil, agent)
+	defer rt.Close()
+	th := thread(t, rt)
+	srv.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "a1", Name: "touch", Args: `{}`}, {ID: "a2", Name: "touch", Args: `{}`}}})
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = rt.Wait(t.Context(), th.ID)
+	pending, _ := rt.Pending(t.Context(), th.ID)
+	if len(pending) != 2 || !pending[0].Approval || ran != 0 || !strings.Contains(string(pending[0].SuspendPayload), `"category":"edit"`) {
+		t.Fatalf("pending %+v, ran %d", pending, ran)
+	}
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`"yes"`)}); !errors.Is(err, agentcore.ErrBadResume) {
+		t.Fatalf("malformed approval: %v", err)
+	}
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = rt.Wait(t.Context(), th.ID)
+	if ran != 1 || sawResume != nil {
+		t.Fatalf("after allow: ran %d, tool saw resume data %s", ran, sawResume)
+	}
+	srv.Push(scripted.Reply{Text: "ok"})
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a2", Data: json.RawMessage(`{"decision":"deny","reason":"not now"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = rt.Wait(t.Context(), th.ID)
+	if ran != 1 || strings.Join(decisions, ",") != "allow,deny" {
+		t.Fatalf("ran %d, decisions %v", ran, decisions)
+	}
+	var told []string
+	for _, m := range srv.Requests()[1].Messages {
+		if m.Role == "tool" {
+			told = append(told, m.Content)
+		}
+	}
+	if strings.Join(told, "|") != "touched|The user denied this tool call: not now" {
+		t.Fatalf("model told %v", told)
+	}
+}
