@@ -56,11 +56,18 @@ type StateStore interface {
 	SetState(ctx context.Context, threadID, typ string, value json.RawMessage) error
 }
 
+// SettingsStore keeps app-wide settings as JSON by key.
+type SettingsStore interface {
+	GetSetting(ctx context.Context, key string) (json.RawMessage, bool, error)
+	SetSetting(ctx context.Context, key string, value json.RawMessage) error
+}
+
 // Store is everything the runtime keeps.
 type Store interface {
 	ThreadStore
 	MessageStore
 	RunStore
+	SettingsStore
 	StateStore
 	Close() error
 }

@@ -44,6 +44,7 @@ type Chat struct {
 	Messages []Message
 	Deleted  bool
 	Mode     string // "build" | "plan"
+	YOLO     bool   // tool calls run without asking
 	Tasks    []Task
 	Plans    []PlanRef // approved plans, newest last
 }
@@ -140,7 +141,9 @@ type ToolCard struct {
 	// Brief is the one-line summary in the card's header.
 	Brief string
 	// Plan is a submit_plan call's plan.
-	Plan     *PlanReview
+	Plan *PlanReview
+	// Approval asks the user to allow the call (or shows the decision).
+	Approval *ApprovalView
 	ThreadID string
 }
 
@@ -216,4 +219,34 @@ func planTitle(p *PlanReview) string {
 		return "Implementation plan"
 	}
 	return p.Title
+}
+
+// ApprovalView is a tool call waiting for the user's approval.
+type ApprovalView struct {
+	Category string
+	Prefix   string // execute_command: what "always" remembers
+	Decision string // "", "allow", "always", "deny"
+}
+
+// alwaysLabel says what "Always allow" remembers.
+func alwaysLabel(a ApprovalView) string {
+	switch {
+	case a.Category == "execute" && a.Prefix != "":
+		return "Always allow “" + a.Prefix + " …”"
+	case a.Category == "execute":
+		return "Always allow"
+	}
+	return "Always allow " + a.Category + " tools here"
+}
+
+func decisionLabel(d string) string {
+	switch d {
+	case "allow":
+		return "allowed once"
+	case "always":
+		return "always allowed"
+	case "deny":
+		return "denied"
+	}
+	return ""
 }

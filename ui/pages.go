@@ -323,6 +323,23 @@ func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, fmt.Errorf("%w: want {\"mode\": \"plan\" | \"build\"}", errBadRequest))
 		return
 	}
+	s.setMeta(w, r, "mode", body.Mode)
+}
+
+// setYOLO turns a thread's YOLO switch on or off.
+func (s *Server) setYOLO(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		On *bool `json:"on"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil || body.On == nil {
+		s.httpError(w, r, fmt.Errorf("%w: want {\"on\": true | false}", errBadRequest))
+		return
+	}
+	s.setMeta(w, r, "yolo", *body.On)
+}
+
+// setMeta sets one metadata key of the thread, keeping the others.
+func (s *Server) setMeta(w http.ResponseWriter, r *http.Request, key string, value any) {
 	ctx := r.Context()
 	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
 	if err != nil {
@@ -333,7 +350,7 @@ func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
 	for k, v := range t.Metadata {
 		meta[k] = v
 	}
-	meta["mode"] = body.Mode
+	meta[key] = value
 	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
 		s.httpError(w, r, err)
 		return

@@ -99,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/delete", s.deleteThread)
 	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)
 	mux.HandleFunc("POST /t/{id}/mode", s.setMode)
+	mux.HandleFunc("POST /t/{id}/yolo", s.setYOLO)
 	s.apiRoutes(mux)
 	return s.guard(mux)
 }

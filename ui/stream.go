@@ -234,6 +234,9 @@ func (v *chatStream) flush(ctx context.Context) error {
 		if err := v.sse.PatchElementTempl(components.ModeSwitch(t.ID, threadMode(t))); err != nil {
 			return err
 		}
+		if err := v.sse.PatchElementTempl(components.YoloSwitch(t.ID, t.Metadata["yolo"] == true)); err != nil {
+			return err
+		}
 	}
 	if v.tasks || v.liveTask {
 		tasks := v.s.tasks(ctx, t.ID)

@@ -92,7 +92,9 @@ func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocati
 			card.Brief = fmt.Sprintf("%d tasks", len(in.Tasks))
 		}
 	}
-	if ti.ToolName == "submit_plan" {
+	if ti.Approval {
+		card.Approval = approvalView(ti)
+	} else if ti.ToolName == "submit_plan" {
 		card.Plan = planReview(ti)
 	} else if q := question(ti); q != nil {
 		card.Question = q
@@ -355,4 +357,21 @@ func streamingTasks(c agentcore.Content, prev *argPreview) ([]components.Task, b
 		return out, true
 	}
 	return nil, false
+}
+
+// approvalView is what an approval-gated call asks, and the decision.
+func approvalView(ti *agentcore.ToolInvocation) *components.ApprovalView {
+	var p struct {
+		Payload struct {
+			Category string `json:"category"`
+			Prefix   string `json:"prefix"`
+		} `json:"payload"`
+	}
+	_ = json.Unmarshal(ti.SuspendPayload, &p)
+	v := &components.ApprovalView{Category: cmp.Or(p.Payload.Category, "other"), Prefix: p.Payload.Prefix}
+	var d agentcore.ApprovalDecision
+	if json.Unmarshal(ti.ResumeData, &d) == nil {
+		v.Decision = d.Decision
+	}
+	return v
 }

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"parley/agentcore"
+)
+
+// Approval policies per tool category.
+const (
+	PolicyAllow = "allow"
+	PolicyAsk   = "ask"
+	PolicyDeny  = "deny"
+)
+
+// defaultPolicies: reading is free; changing files, running commands and
+// reaching the web ask first.
+var defaultPolicies = map[string]string{
+	"read": PolicyAllow, "edit": PolicyAsk, "execute": PolicyAsk, "web": PolicyAsk, "mcp": PolicyAsk, "other": PolicyAllow,
+}
+
+// approvalsKey is the setting holding policies and remembered approvals.
+const approvalsKey = "approvals"
+
+// Approvals is what the approvals setting holds.
+type Approvals struct {
+	Policies map[string]string `json:"policies,omitempty"`
+	// Always are the "always allow" answers, per workspace and category, or
+	// per command prefix for execute_command.
+	Always []AlwaysRule `json:"always,omitempty"`
+}
+
+// AlwaysRule lets calls through without asking.
+type AlwaysRule struct {
+	Workspace string `json:"workspace"`
+	Category  string `json:"category"`
+	Prefix    string `json:"prefix,omitempty"` // execute_command: the command's first words
+}
+
+// approvalRequest is what the approval dialog shows besides the arguments.
+type approvalRequest struct {
+	Category string `json:"category"`
+	Prefix   string `json:"prefix,omitempty"`
+}
+
+// approvalGate is the agent's beforeToolCall hook: it applies the thread's
+// YOLO switch, the category policies and remembered approvals, and asks the
+// user otherwise. Its questions are suspensions: they survive a restart.
+type approvalGate struct {
+	store     agentcore.Store
+	workspace string
+	category  func(tool string) string
+}
+
+func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore.ToolDecision, error) {
+	cat := g.category(c.ToolName)
+	a, err := g.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	policy := a.policy(cat)
+	if policy == PolicyAllow {
+		return nil, nil
+	}
+	if t, err := g.store.GetThread(ctx, c.Context.ThreadID); err == nil && t.Metadata["yolo"] == true {
+		return nil, nil // the thread's YOLO switch: the user accepted the risk
+	}
+	if policy == PolicyDeny {
+		return &agentcore.ToolDecision{Error: fmt.Sprintf("Tool calls in the %q category are turned off by the approval policy; %s was not run. Do the task without it or ask the user to allow it in Settings.", cat, c.ToolName)}, nil
+	}
+	prefix := ""
+	if cat == "execute" {
+		prefix = commandPrefix(c.Input)
+	}
+	if a.allowed(g.workspace, cat, prefix) {
+		return nil, nil
+	}
+	switch {
+	case c.Approval == nil:
+		return &agentcore.ToolDecision{RequireApproval: true, ApprovalPayload: approvalRequest{Category: cat, Prefix: prefix}}, nil
+	case c.Approval.Decision == "always":
+		a.Always = append(a.Always, AlwaysRule{Workspace: g.workspace, Category: cat, Prefix: prefix})
+		if err := g.save(ctx, a); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case c.Approval.Decision == "allow":
+		return nil, nil
+	}
+	msg := "The user denied this tool call; " + c.ToolName + " was not run."
+	if r := strings.TrimSpace(c.Approval.Reason); r != "" {
+		msg += " Their reason: " + r
+	}
+	return &agentcore.ToolDecision{Error: msg}, nil
+}
+
+func (a Approvals) policy(cat string) string {
+	if p, ok := a.Policies[cat]; ok {
+		return p
+	}
+	if p, ok := defaultPolicies[cat]; ok {
+		return p
+	}
+	return PolicyAsk
+}
+
+func (a Approvals) allowed(workspace, cat, prefix string) bool {
+	return slices.ContainsFunc(a.Always, func(r AlwaysRule) bool {
+		return r.Workspace == workspace && r.Category == cat && (cat != "execute" || (prefix != "" && r.Prefix == prefix))
+	})
+}
+
+func (g *approvalGate) load(ctx context.Context) (Approvals, error) {
+	var a Approvals
+	raw, ok, err := g.store.GetSetting(ctx, approvalsKey)
+	if err != nil || !ok {
+		return a, err
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("read approval settings: %w", err)
+	}
+	return a, nil
+}
+
+func (g *approvalGate) save(ctx context.Context, a Approvals) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return g.store.SetSetting(ctx, approvalsKey, b)
+}
+
+// commandPrefix is what "always allow" remembers of a command: its first
+// two words ("go test", "npm run"), or one for a lone word. A command that
+// chains, pipes, redirects or substitutes ("go test && rm -rf ~") has no
+// prefix: it is always asked about.
+func commandPrefix(input json.RawMessage) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(input, &in)
+	if strings.ContainsAny(in.Command, ";&|`$<>\n\\") {
+		return ""
+	}
+	f := strings.Fields(in.Command)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	return strings.Join(f, " ")
+}
