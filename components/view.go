@@ -3,7 +3,10 @@
 // domain ids, because Datastar morphs by id.
 package components
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Page is the whole app page.
 type Page struct {
@@ -144,7 +147,38 @@ type ToolCard struct {
 	Plan *PlanReview
 	// Approval asks the user to allow the call (or shows the decision).
 	Approval *ApprovalView
+	// Preview is the live view of what a workspace tool is about to do:
+	// the path, the diff being typed, the content being written.
+	Preview  *Preview
 	ThreadID string
+}
+
+// Preview is a workspace tool's live (or final) view.
+type Preview struct {
+	Path     string
+	Ext      string // file-type badge
+	Command  string // execute_command
+	Pattern  string // find_files, search_content
+	Diff     []DiffLine
+	DiffNote string // "… 120 lines above", "diff of the file after the edit"
+	Code     string // write_file: highlighted tail of the content (sanitised)
+	Lines    int    // write_file: lines so far
+	Above    int    // write_file: lines above the tail shown
+}
+
+// DiffLine is one line of a diff.
+type DiffLine struct {
+	Kind string // add | del | ctx | hunk
+	Old  int    // line number in the old text (0: none)
+	New  int    // line number in the new text (0: none)
+	Text string
+}
+
+func lineNo(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
 }
 
 // Question is what ask_user asks.
@@ -204,7 +238,7 @@ func questionHint(q Question) string {
 
 // hasBody says whether a card has anything to show below its header.
 func hasBody(t ToolCard) bool {
-	return (len(t.Args) > 0 && t.Question == nil && t.Plan == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != ""
+	return t.Preview != nil || (len(t.Args) > 0 && t.Question == nil && t.Plan == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != ""
 }
 
 func planState(t ToolCard) string {

@@ -24,7 +24,7 @@ const (
 // replyParts renders an assistant reply's parts: text as markdown, tool
 // calls as cards. partial gives the live argument preview of calls still
 // being written (nil: none).
-func replyParts(threadID string, c agentcore.Content, partial func(ti *agentcore.ToolInvocation) []components.Field) []components.Part {
+func replyParts(threadID string, c agentcore.Content, prev *argPreview) []components.Part {
 	var out []components.Part
 	for _, p := range c.Parts {
 		switch p.Type {
@@ -38,7 +38,7 @@ func replyParts(threadID string, c agentcore.Content, partial func(ti *agentcore
 			}
 		case "tool-invocation":
 			if p.ToolInvocation != nil {
-				card := toolCard(p.ToolInvocation, partial)
+				card := toolCard(p.ToolInvocation, prev)
 				card.ThreadID = threadID
 				out = append(out, components.Part{Tool: card})
 			}
@@ -49,7 +49,7 @@ func replyParts(threadID string, c agentcore.Content, partial func(ti *agentcore
 
 // toolCard is the card of one call. Display transforms win over raw
 // payloads: a suppressed input shows a note, a transformed one its stand-in.
-func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocation) []components.Field) *components.ToolCard {
+func toolCard(ti *agentcore.ToolInvocation, prev *argPreview) *components.ToolCard {
 	card := &components.ToolCard{CallID: ti.ToolCallID, Name: ti.ToolName, Progress: clip(ti.Progress, resultPreview)}
 	display := ti.Transforms[agentcore.TargetDisplay]
 	switch ti.State {
@@ -75,13 +75,26 @@ func toolCard(ti *agentcore.ToolInvocation, partial func(*agentcore.ToolInvocati
 		if _, hidden := display[agentcore.PhaseInputDelta]; hidden {
 			// A display transform governs the deltas: fail closed.
 			card.ArgsNote = "Arguments hidden while they are written."
-		} else if partial != nil {
-			card.Args = partial(ti)
+		} else if prev != nil {
+			card.Args = prev.fields(ti)
 		}
 	default:
 		card.Args = fields(ti.Args)
 	}
-	if len(card.Args) > 0 {
+	var st *argParser
+	if ti.State == "partial-call" && prev != nil {
+		st = prev.parsers[ti.ToolCallID]
+	}
+	if card.Preview = preview(ti, st); card.Preview != nil {
+		kept := card.Args[:0:0]
+		for _, f := range card.Args {
+			if !previewKeys[f.Key] {
+				kept = append(kept, f)
+			}
+		}
+		card.Args = kept
+		card.Brief = firstLine(cmp.Or(card.Preview.Path, card.Preview.Command, card.Preview.Pattern), 120)
+	} else if len(card.Args) > 0 {
 		card.Brief = firstLine(card.Args[0].Value, 120)
 	}
 	if ti.ToolName == "task_write" && ti.State != "partial-call" {
@@ -207,6 +220,9 @@ type argParser struct {
 	p   *partialjson.Parser
 	fed int
 	err error
+	// counted and lines: newlines of "content" seen so far (write_file's
+	// line count, kept incrementally).
+	counted, lines int
 }
 
 // fields is the preview of a partial call's arguments so far.

@@ -76,7 +76,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 		if prev == nil {
 			prev = &argPreview{}
 		}
-		v.Parts = replyParts(m.ThreadID, m.Content, prev.fields)
+		v.Parts = replyParts(m.ThreadID, m.Content, prev)
 	}
 	meta := m.Content.Metadata
 	v.Model, _ = meta["model"].(string)

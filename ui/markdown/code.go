@@ -3,6 +3,7 @@ package markdown
 import (
 	"errors"
 	"html"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -258,3 +259,11 @@ func CodeCSS(light, dark string) string {
 }
 
 var cssFormatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.WithCSSComments(false))
+
+// HighlightFile returns code as sanitised highlighting spans (no <pre>),
+// the language taken from the file name's extension; plain escaped text
+// when none is known.
+func HighlightFile(name, code string) string {
+	ext := strings.TrimPrefix(path.Ext(name), ".")
+	return pipelineOnce().policy.Sanitize(highlight(strings.ToLower(ext), code))
+}
