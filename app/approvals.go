@@ -58,6 +58,9 @@ type approvalGate struct {
 
 func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore.ToolDecision, error) {
 	cat := g.category(c.ToolName)
+	if c.ToolName == "write_file" && inPlanMode(c.Context) {
+		return nil, nil // Plan mode writes only the plan file (planGuarded)
+	}
 	a, err := g.load(ctx)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
 
 	"parley/agentcore"
+	"parley/toolkit"
 )
 
 // Thread modes: Build (the default) works on the task; Plan explores
@@ -18,9 +21,8 @@ const (
 var planTools = []string{"view", "find_files", "search_content", "ask_user", "write_file", "submit_plan",
 	"task_write", "task_update", "task_complete", "task_check"}
 
-// buildHidden are hidden in Build mode: submit_plan belongs to Plan mode,
-// and write_file is limited to plan files until edits have approvals.
-var buildHidden = []string{"submit_plan", "write_file"}
+// buildHidden are hidden in Build mode: submit_plan belongs to Plan mode.
+var buildHidden = []string{"submit_plan"}
 
 const planInstructions = `You are in Plan mode. Explore the workspace read-only (view, find_files, search_content) and ask the user (ask_user) when something is unclear. Do not change any file except your plan.
 Write your plan as markdown to .parley/plans/<short-name>.md with write_file, starting with a "# Title" line, then call submit_plan with that path and wait for the user's decision. Revise the same file when asked for changes.`
@@ -41,6 +43,7 @@ func prepare(agent *agentcore.Agent) func(t agentcore.Thread, opts *agentcore.St
 				}
 			}
 			opts.Instructions = append(opts.Instructions, agentcore.Text(planInstructions)...)
+			opts.RequestContext = map[string]any{"mode": ModePlan}
 		} else {
 			for _, n := range names {
 				if !slices.Contains(buildHidden, n) {
@@ -58,4 +61,36 @@ func ThreadMode(t agentcore.Thread) string {
 		return ModePlan
 	}
 	return ModeBuild
+}
+
+// inPlanMode reports whether a tool runs in a Plan mode run.
+func inPlanMode(tc *agentcore.ToolContext) bool {
+	return tc != nil && tc.RequestContext["mode"] == ModePlan
+}
+
+// planGuarded limits a write tool to the plan file while the thread is in
+// Plan mode; in Build mode it writes anywhere in the workspace (behind the
+// approval gate).
+func planGuarded(ws *toolkit.Workspace, t *agentcore.Tool) *agentcore.Tool {
+	write := t.Execute
+	return &agentcore.Tool{
+		ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		ToModelOutput: t.ToModelOutput,
+		Execute: func(ctx context.Context, input json.RawMessage, tc *agentcore.ToolContext) (any, error) {
+			if inPlanMode(tc) {
+				var in struct {
+					Path string `json:"path"`
+				}
+				_ = json.Unmarshal(input, &in)
+				abs, err := ws.Resolve(in.Path)
+				if err != nil {
+					return nil, err
+				}
+				if err := toolkit.PlanFilesOnly(ws.Rel(abs)); err != nil {
+					return nil, err
+				}
+			}
+			return write(ctx, input, tc)
+		},
+	}
 }

@@ -113,7 +113,14 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	agent.Tools["ask_user"] = toolkit.AskUserTool()
 	agent.Tools["submit_plan"] = toolkit.SubmitPlanTool(ws.Root())
-	agent.Tools["write_file"] = toolkit.WriteFileTool(ws, toolkit.PlanFilesOnly)
+	for name, t := range toolkit.Edit(ws) {
+		agent.Tools[name] = t
+	}
+	// In Plan mode write_file may only write the plan.
+	agent.Tools["write_file"] = planGuarded(ws, agent.Tools["write_file"])
+	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
+	gate := &approvalGate{store: db, workspace: ws.Root(), category: toolkit.Category}
+	agent.Hooks.BeforeToolCall = gate.before
 	var rt *agentcore.Runtime // the task tools tell the views of a thread about changes
 	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) {
 		rt.Bus.Publish(agentcore.Event{Type: agentcore.EventTasks, ThreadID: threadID})

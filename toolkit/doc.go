@@ -2,12 +2,16 @@
 // input and output types, its model-facing description and its execute
 // function.
 //
-// The workspace tools (view, find_files, search_content) reach the disk
-// only through a Workspace, which confines every model-given path to one
-// root directory: paths escaping it by "..", by an absolute path or through
-// a symbolic link are refused, and so is anything inside a .git directory.
+// The workspace tools — ReadOnly's view, find_files, search_content and
+// Edit's write_file, edit_file, delete_file, mkdir, execute_command —
+// reach the disk only through a Workspace, which confines every
+// model-given path (execute_command's cwd included) to one root
+// directory: paths escaping it by "..", by an absolute path or through a
+// symbolic link are refused, and so is anything inside a .git directory.
 // Every read and every result is bounded (bytes per file, bytes per result,
-// entries per walk) and walks stop when their context is cancelled.
+// entries per walk) and walks stop when their context is cancelled. Writes
+// are atomic; a changed file's before and after texts go to the UI for its
+// diff, while the model is told only what changed.
 //
 // Mistakes the model can fix (a missing file, a bad pattern, an offset past
 // the end) are returned as errors written for the model; agentcore hands

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 const (
@@ -28,6 +29,9 @@ const (
 	// maxLinkHops bounds the symbolic links followed while resolving one
 	// path, as the kernel's ELOOP limit does.
 	maxLinkHops = 40
+	// maxNameBytes is the longest file name common file systems (ext4,
+	// APFS, NTFS) hold; a longer one can only fail, later and less clearly.
+	maxNameBytes = 255
 )
 
 // skippedDirs are never walked into: version-control internals and
@@ -74,10 +78,19 @@ func (w *Workspace) Root() string { return w.root }
 //
 // Refused, with an error naming the path and the root: paths that leave
 // the root lexically (../x, an absolute path elsewhere) or through a
-// symbolic link, and paths into a .git directory.
+// symbolic link, paths into a .git directory, and paths no file system
+// holds (a NUL byte, a name longer than 255 bytes).
 func (w *Workspace) Resolve(p string) (string, error) {
 	if p == "" {
 		p = "."
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", fmt.Errorf("path %q contains a NUL byte, which no file name can hold", p)
+	}
+	for _, name := range strings.Split(filepath.ToSlash(p), "/") {
+		if len(name) > maxNameBytes {
+			return "", fmt.Errorf("path %q has a name of %d bytes; file names are limited to %d bytes", shorten(p, 80), len(name), maxNameBytes)
+		}
 	}
 	var lexical string
 	if filepath.IsAbs(p) {
@@ -88,13 +101,13 @@ func (w *Workspace) Resolve(p string) (string, error) {
 		case within(w.given, c):
 			lexical = filepath.Join(w.root, mustRel(w.given, c))
 		default:
-			return "", fmt.Errorf("path %q is outside the workspace root %s; only files under the root can be read — use a path relative to the root, like %q",
+			return "", fmt.Errorf("path %q is outside the workspace root %s; only files under the root can be used — use a path relative to the root, like %q",
 				p, w.root, strings.TrimLeft(filepath.ToSlash(p), "/"))
 		}
 	} else {
 		lexical = filepath.Join(w.root, p)
 		if !within(w.root, lexical) {
-			return "", fmt.Errorf("path %q leaves the workspace root %s; only files under the root can be read", p, w.root)
+			return "", fmt.Errorf("path %q leaves the workspace root %s; only files under the root can be used", p, w.root)
 		}
 	}
 	if err := w.checkGit(p, lexical); err != nil {
@@ -105,7 +118,7 @@ func (w *Workspace) Resolve(p string) (string, error) {
 		return "", fmt.Errorf("resolve path %q: %w", p, err)
 	}
 	if !within(w.root, real) {
-		return "", fmt.Errorf("path %q is a symbolic link (or goes through one) to %s, which is outside the workspace root %s; only files under the root can be read", p, real, w.root)
+		return "", fmt.Errorf("path %q is a symbolic link (or goes through one) to %s, which is outside the workspace root %s; only files under the root can be used", p, real, w.root)
 	}
 	if err := w.checkGit(p, real); err != nil {
 		return "", err
@@ -126,6 +139,18 @@ func (w *Workspace) checkGit(given, abs string) error {
 		}
 	}
 	return nil
+}
+
+// shorten cuts s to about n bytes (on a rune boundary) for an error
+// message, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // within reports whether p (absolute, clean) is root or below it.

@@ -2,10 +2,14 @@ package toolkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"parley/agentcore"
 )
@@ -16,12 +20,22 @@ type WriteInput struct {
 	Content string `json:"content" desc:"The whole new content of the file"`
 }
 
-// WriteOutput is what write_file returns.
+// WriteOutput is what write_file returns. Before and After are for the
+// UI's diff; the model sees one line (writeModelOutput).
 type WriteOutput struct {
-	Path    string `json:"path"`
-	Bytes   int    `json:"bytes"`
-	Created bool   `json:"created"`
+	Path            string `json:"path"`
+	Bytes           int    `json:"bytes"`
+	Created         bool   `json:"created"`
+	Before          string `json:"before" desc:"The file before the write (empty when created), cut at 1 MiB"`
+	After           string `json:"after" desc:"The file after the write, cut at 1 MiB"`
+	BeforeTruncated bool   `json:"beforeTruncated,omitempty" desc:"Before was cut at 1 MiB"`
+	AfterTruncated  bool   `json:"afterTruncated,omitempty" desc:"After was cut at 1 MiB"`
 }
+
+// maxDiffBytes caps each of the before and after texts a file tool returns
+// for the UI's diff: past 1 MiB a diff is unreadable, and every byte of a
+// result is stored with the thread.
+const maxDiffBytes = 1 << 20
 
 // PlanFilesOnly allows writes only to markdown files directly in
 // .parley/plans: what plan mode may change.
@@ -37,7 +51,7 @@ func PlanFilesOnly(rel string) error {
 // temporary file renamed over the target), creating parent folders. allow
 // (nil: everything) restricts which workspace paths may be written.
 func WriteFileTool(ws *Workspace, allow func(rel string) error) *agentcore.Tool {
-	return agentcore.NewTool("write_file",
+	t := agentcore.NewTool("write_file",
 		"Write a file in the workspace, replacing its whole content (parent folders are created). Give the complete content: nothing of the old file is kept.",
 		func(ctx context.Context, in WriteInput, tc *agentcore.ToolContext) (WriteOutput, error) {
 			abs, err := ws.Resolve(in.Path)
@@ -50,15 +64,64 @@ func WriteFileTool(ws *Workspace, allow func(rel string) error) *agentcore.Tool 
 					return WriteOutput{}, err
 				}
 			}
-			if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+			var before []byte
+			fi, err := os.Stat(abs)
+			switch {
+			case err == nil && fi.IsDir():
 				return WriteOutput{}, fmt.Errorf("%s is a directory, not a file", rel)
+			case err == nil:
+				if before, err = readPrefix(abs, maxDiffBytes+1); err != nil {
+					return WriteOutput{}, fmt.Errorf("read %s: %w", rel, err)
+				}
+			case !errors.Is(err, fs.ErrNotExist):
+				return WriteOutput{}, fmt.Errorf("stat %s: %w", rel, err)
 			}
-			_, statErr := os.Stat(abs)
 			if err := writeAtomic(abs, []byte(in.Content)); err != nil {
 				return WriteOutput{}, fmt.Errorf("write %s: %w", rel, err)
 			}
-			return WriteOutput{Path: rel, Bytes: len(in.Content), Created: os.IsNotExist(statErr)}, nil
+			out := WriteOutput{Path: rel, Bytes: len(in.Content), Created: fi == nil}
+			out.Before, out.BeforeTruncated = diffText(before)
+			out.After, out.AfterTruncated = diffText([]byte(in.Content))
+			return out, nil
 		})
+	t.ToModelOutput = writeModelOutput
+	return t
+}
+
+// writeModelOutput tells the model what happened, not the texts it sent.
+func writeModelOutput(out any) agentcore.ModelOutput {
+	o, ok := out.(WriteOutput)
+	if !ok {
+		return agentcore.ModelOutput{Type: "json", Value: out}
+	}
+	how := "replaced"
+	if o.Created {
+		how = "created"
+	}
+	return agentcore.ModelOutput{Type: "text", Value: fmt.Sprintf("Wrote %s (%d bytes, %s)", o.Path, o.Bytes, how)}
+}
+
+// diffText is data as text for the UI's diff, cut at maxDiffBytes on a
+// rune boundary; cut reports whether it was.
+func diffText(data []byte) (text string, cut bool) {
+	if len(data) <= maxDiffBytes {
+		return string(data), false
+	}
+	n := maxDiffBytes
+	for n > 0 && !utf8.RuneStart(data[n]) {
+		n--
+	}
+	return string(data[:n]), true
+}
+
+// readPrefix reads at most n bytes of the file abs.
+func readPrefix(abs string, n int64) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // writeAtomic writes data to a temporary file beside abs and renames it

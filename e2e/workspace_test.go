@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/input"
+
+	"parley/agentcore/scripted"
+)
+
+func card(id string) string { return `document.querySelector('[data-tool-call-id="` + id + `"]')` }
+
+func sendMsg(t *testing.T, pg *rod.Page, text string) {
+	t.Helper()
+	pg.MustElement("#draft").MustInput(text)
+	pg.Keyboard.MustType(input.Enter)
+}
+
+// An edit streams into its card: the path shows as soon as it has begun,
+// the diff grows with the arguments; the user approves; the card then shows
+// the real diff of the file.
+func TestEditPreviewApproveAndFinalDiff(t *testing.T) {
+	p := startParley(t)
+	file := filepath.Join(p.dir, "main.go")
+	orig := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
+	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := p.newThread()
+	p.Model.Push(
+		scripted.Reply{Text: "Changing the greeting.", ToolCalls: []scripted.ToolCall{{ID: "e1", Name: "edit_file",
+			Args: `{"path":"main.go","old_str":"\tprintln(\"hello\")\n","new_str":"\tprintln(\"hello, world\")\n\tprintln(\"bye\")\n"}`}},
+			ChunkSize: 6, Delay: 120 * time.Millisecond},
+		scripted.Reply{Text: "Done."},
+	)
+	pg := p.page("/t/" + id)
+	sendMsg(t, pg, "greet the world")
+	waitJS(t, pg, `() => `+card("e1")+`?.dataset.state === 'input-streaming' && `+card("e1")+`.querySelector('[data-preview-path]')?.dataset.previewPath === 'main.go'`)
+	waitJS(t, pg, `() => `+card("e1")+`.dataset.state === 'input-streaming' && `+card("e1")+`.querySelector('[data-diff-line][data-kind=add]') !== null`)
+	pg.MustScreenshot(artifact("edit-streaming.png"))
+	// Waiting for approval, with the full arguments visible.
+	waitJS(t, pg, `() => `+card("e1")+`.dataset.state === 'suspended' && `+card("e1")+`.querySelector('[data-approval]') != null`)
+	if b, _ := os.ReadFile(file); string(b) != orig {
+		t.Fatal("the file changed before approval")
+	}
+	pg.MustElement(`[data-tool-call-id="e1"] .approve-once`).MustClick()
+	waitJS(t, pg, `() => `+card("e1")+`.dataset.state === 'done'`)
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), `println("hello, world")`) {
+		t.Fatalf("file after edit: %s", b)
+	}
+	lines := evalString(pg, `() => [...`+card("e1")+`.querySelectorAll('[data-diff-line]')].map(l => l.dataset.kind + ':' + l.querySelector('.dt').textContent).join('|')`)
+	if !strings.Contains(lines, `del:	println("hello")`) || !strings.Contains(lines, `add:	println("hello, world")`) || !strings.Contains(lines, "ctx:func main() {") {
+		t.Fatalf("final diff: %s", lines)
+	}
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Done.')`)
+}
+
+// Always allow is remembered; Deny (with a reason) reaches the model.
+func TestApprovalAlwaysAndDeny(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w1", Name: "write_file", Args: `{"path":"a.txt","content":"one\n"}`}}},
+		scripted.Reply{Text: "Wrote a."},
+	)
+	sendMsg(t, pg, "write a")
+	waitJS(t, pg, `() => `+card("w1")+`?.querySelector('[data-approval]') != null`)
+	pg.MustElement(`[data-tool-call-id="w1"] .approve-always`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Wrote a.')`)
+
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w2", Name: "write_file", Args: `{"path":"b.txt","content":"two\n"}`}}},
+		scripted.Reply{Text: "Wrote b."},
+	)
+	sendMsg(t, pg, "write b")
+	waitJS(t, pg, `() => `+card("w2")+`?.dataset.state === 'done'`) // no question asked this time
+	if _, err := os.Stat(filepath.Join(p.dir, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "x1", Name: "execute_command", Args: `{"command":"rm -rf build"}`}}},
+		scripted.Reply{Text: "Understood."},
+	)
+	sendMsg(t, pg, "clean up")
+	waitJS(t, pg, `() => `+card("x1")+`?.querySelector('[data-approval]') != null`)
+	if cmd := evalString(pg, `() => `+card("x1")+`.querySelector('.preview-command').innerText`); cmd != "$ rm -rf build" {
+		t.Fatalf("command shown: %q", cmd)
+	}
+	pg.MustElement(`[data-tool-call-id="x1"] .approval-deny input`).MustInput("keep the build")
+	pg.MustElement(`[data-tool-call-id="x1"] .deny`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Understood.')`)
+	if got := toolResultSeen(p, "x1"); got != "The user denied this tool call; execute_command was not run. Their reason: keep the build" {
+		t.Fatalf("model told %q", got)
+	}
+}
+
+// A command's output streams into its card while it runs.
+func TestCommandOutputStreams(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	pg.MustElement("#yolo-switch").MustClick() // this chat runs tools without asking
+	waitJS(t, pg, `() => document.querySelector('#yolo-switch').classList.contains('on')`)
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "c1", Name: "execute_command", Args: `{"command":"for i in 1 2 3; do echo step $i; sleep 0.4; done"}`}}},
+		scripted.Reply{Text: "All steps ran."},
+	)
+	sendMsg(t, pg, "run the steps")
+	waitJS(t, pg, `() => `+card("c1")+`?.dataset.state === 'running' && (`+card("c1")+`.querySelector('.tool-progress')?.textContent || '').includes('step 1')`)
+	if strings.Contains(evalString(pg, `() => `+card("c1")+`.querySelector('.tool-progress').textContent`), "step 3") {
+		t.Fatal("the output arrived all at once")
+	}
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('All steps ran.')`)
+	if got := toolResultSeen(p, "c1"); !strings.Contains(got, "step 3") {
+		t.Fatalf("model told %q", got)
+	}
+}
