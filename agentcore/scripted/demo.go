@@ -19,6 +19,7 @@ var (
 	wantsQuestion = regexp.MustCompile(`(?i)\b(question|ask me)\b`)
 	wantsPlan     = regexp.MustCompile(`(?i)\bplan\b`)
 	wantsTasks    = regexp.MustCompile(`(?i)\b(tasks?|todo)\b`)
+	wantsEdit     = regexp.MustCompile(`(?i)\b(edit|write)\b`)
 )
 
 // demoPlan is the plan the demo writes in Plan mode.
@@ -27,6 +28,10 @@ const demoPlan = "# Add a dark theme\n\n" +
 	"2. **Switch**: follow the OS with `prefers-color-scheme`, plus a toggle in Settings.\n" +
 	"3. **Code blocks**: load a dark highlighting style for fenced code.\n" +
 	"4. **Check**: screenshot every screen in both themes.\n"
+
+// demoCode is the file the demo writes when asked to edit or write.
+const demoCode = "package main\n\nimport \"fmt\"\n\n// main greets the world from Parley's demo.\nfunc main() {\n" +
+	"\tfor i, name := range []string{\"world\", \"Parley\", \"you\"} {\n\t\tfmt.Printf(\"%d: hello, %s!\\n\", i+1, name)\n\t}\n}\n"
 
 const demoTasks = `{"tasks":[` +
 	`{"content":"Read the request","status":"completed","activeForm":"Reading the request"},` +
@@ -48,6 +53,9 @@ func demoAction(req Request) (Reply, bool) {
 	case wantsQuestion.MatchString(text) && req.HasTool("ask_user"):
 		return pace(Reply{Text: "Sure — here is a question for you.", ToolCalls: []ToolCall{{Name: "ask_user",
 			Args: `{"question":"Which theme should the demo use?","options":[{"label":"Light","description":"dark text on white"},{"label":"Dark","description":"light text on near-black"},{"label":"Follow the OS"}]}`}}}), true
+	case wantsEdit.MatchString(text) && req.HasTool("write_file") && !req.HasTool("submit_plan"):
+		args, _ := json.Marshal(map[string]string{"path": "parley-demo/hello.go", "content": demoCode})
+		return Reply{Text: "I'll write a small Go file; watch the card fill in as I type it.", ToolCalls: []ToolCall{{Name: "write_file", Args: string(args)}}, ChunkSize: 12, Delay: 40 * time.Millisecond}, true
 	case wantsTasks.MatchString(text) && req.HasTool("task_write"):
 		return Reply{Text: "Here is how I would split the work.", ToolCalls: []ToolCall{{Name: "task_write", Args: demoTasks}}, ChunkSize: 8, Delay: 30 * time.Millisecond}, true
 	}
@@ -80,8 +88,11 @@ func Demo(req Request) Reply {
 		result := req.Messages[n-1].Content
 		switch req.lastToolName() {
 		case "write_file":
-			return Reply{ToolCalls: []ToolCall{{Name: "submit_plan", Args: `{"path":".parley/plans/dark-theme.md"}`}}, ChunkSize: demoChunkSize, Delay: demoDelay}
-		case "submit_plan", "ask_user", "task_write":
+			if req.HasTool("submit_plan") { // Plan mode: the plan is written, submit it
+				return Reply{ToolCalls: []ToolCall{{Name: "submit_plan", Args: `{"path":".parley/plans/dark-theme.md"}`}}, ChunkSize: demoChunkSize, Delay: demoDelay}
+			}
+			return Reply{Text: "Written. The card above now shows the real diff of the file. A real model would go on to build and run it.", ChunkSize: demoChunkSize, Delay: demoDelay}
+		case "submit_plan", "ask_user", "task_write", "edit_file", "execute_command":
 			return Reply{Text: "The tool answered: *" + strings.TrimSpace(result) + "* — a real model would carry on from here. Add a provider key to try it.", ChunkSize: demoChunkSize, Delay: demoDelay}
 		}
 		return demoToolAnswer(result)
@@ -151,7 +162,8 @@ const demoReply = "**Hello! This is Parley's demo mode.** The replies here are s
 	"| a message with the word *files* | a tool call that lists your workspace, streamed into a card |\n" +
 	"| a message with the word *question* | a question to answer (`ask_user`) |\n" +
 	"| a message with the word *tasks* | a task list pinned above the composer |\n" +
-	"| the word *plan*, in **Plan** mode | a plan for your approval (`submit_plan`) |\n\n" +
+	"| the word *plan*, in **Plan** mode | a plan for your approval (`submit_plan`) |\n" +
+	"| a message with the word *write* | a file written live into its card, after your approval |\n\n" +
 	"Code is highlighted and has a copy button:\n\n" +
 	"```go\n" +
 	"func greet(name string) string {\n" +

@@ -111,3 +111,16 @@ func TestDemoHumanInTheLoop(t *testing.T) {
 		t.Errorf("after writing the plan: %+v", r.ToolCalls)
 	}
 }
+
+func TestDemoLiveEdit(t *testing.T) {
+	r := demoRequest("write something")
+	r.Tools = []Tool{{Type: "function", Function: Function{Name: "write_file"}}}
+	reply := Demo(r)
+	if len(reply.ToolCalls) != 1 || reply.ToolCalls[0].Name != "write_file" || !strings.Contains(reply.ToolCalls[0].Args, "parley-demo/hello.go") || reply.Delay == 0 {
+		t.Fatalf("edit demo: %+v", reply)
+	}
+	r.Messages = append(r.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "w", Name: "write_file"}}}, Message{Role: "tool", ToolCallID: "w", Content: "Wrote"})
+	if after := Demo(r); len(after.ToolCalls) != 0 || !strings.Contains(after.Text, "diff") {
+		t.Fatalf("after the write: %+v", after)
+	}
+}
