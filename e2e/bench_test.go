@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,4 +124,100 @@ func TestBenchTokenToScreen(t *testing.T) {
 		}
 	}
 	fmt.Printf("BENCH max_tokps_complete_within_100ms %d tok/s\n", best)
+}
+
+// cpuTime is this process's user+system CPU time (the server, the runtime
+// and the scripted model all run in it; the browser does not).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// longTasks records the page's main-thread tasks over 50 ms.
+const longTasks = `() => {
+	window.__long = [];
+	new PerformanceObserver(list => { for (const e of list.getEntries()) window.__long.push(e.duration) })
+		.observe({type: 'longtask', buffered: true});
+}`
+
+// streamWrite streams a write_file of size bytes of code in 16-byte
+// argument deltas into an open page, and returns the server's CPU time for
+// it and the longest main-thread task the page had.
+func streamWrite(t *testing.T, p *parley, size int, asText bool) (cpu time.Duration, longest float64) {
+	t.Helper()
+	id := p.newThread()
+	yolo := true
+	if _, err := p.In.Runtime.UpdateThread(context.Background(), id, agentcore.ThreadPatch{Metadata: map[string]any{"yolo": yolo}}); err != nil {
+		t.Fatal(err)
+	}
+	pg := p.page("/t/" + id)
+	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null`)
+	time.Sleep(150 * time.Millisecond)
+	pg.MustEval(longTasks)
+	var code strings.Builder
+	for i := 0; code.Len() < size; i++ {
+		fmt.Fprintf(&code, "\tx%06d := compute(%d) // line %d\n", i, i, i)
+	}
+	content := code.String()[:size]
+	if asText {
+		p.Model.Push(scripted.Reply{Text: content, Tokens: chunks(content, 16)})
+	} else {
+		args, _ := json.Marshal(map[string]string{"path": "big.go", "content": content})
+		p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "big", Name: "write_file", Args: string(args)}}, ChunkSize: 16},
+			scripted.Reply{Text: "written"})
+	}
+	start := cpuTime()
+	if _, err := p.In.Runtime.Send(context.Background(), agentcore.SendRequest{ThreadID: id, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.In.Runtime.Wait(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	cpu = cpuTime() - start
+	if asText {
+		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+	} else {
+		waitJS(t, pg, `() => document.querySelector('[data-tool-call-id="big"]')?.dataset.state === 'done'`)
+		lines := strings.Count(content, "\n") + 1
+		if got := pg.MustEval(`() => document.querySelector('[data-tool-call-id="big"] .tool-state').textContent`).String(); got != "done" {
+			t.Fatalf("card state %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(p.dir, "big.go")); err != nil {
+			t.Fatalf("the file was not written: %v (%d lines)", err, lines)
+		}
+	}
+	for _, v := range pg.MustEval(`() => window.__long`).Arr() {
+		longest = max(longest, v.Num())
+	}
+	return cpu, longest
+}
+
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, s)
+}
+
+// A large write_file streamed in small deltas keeps the page responsive and
+// costs the server about what streaming the same bytes as text does.
+func TestBenchLargeWritePreview(t *testing.T) {
+	p := startParley(t)
+	size := 64 << 10
+	if *benchFlag {
+		size = 1 << 20
+	}
+	toolCPU, toolLong := streamWrite(t, p, size, false)
+	if !*benchFlag {
+		return
+	}
+	textCPU, textLong := streamWrite(t, p, size, true)
+	fmt.Printf("BENCH write_file_1mib_16b_server_cpu %.0f ms\n", float64(toolCPU.Milliseconds()))
+	fmt.Printf("BENCH text_1mib_16b_server_cpu %.0f ms\n", float64(textCPU.Milliseconds()))
+	fmt.Printf("BENCH write_file_vs_text_cpu_ratio %.2f x\n", float64(toolCPU)/float64(textCPU))
+	fmt.Printf("BENCH write_file_1mib_longest_main_thread_task %.0f ms\n", toolLong)
+	fmt.Printf("BENCH text_1mib_longest_main_thread_task %.0f ms\n", textLong)
 }
