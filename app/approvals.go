@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"parley/agentcore"
+	"parley/components"
 )
 
 // Approval policies per tool category.
@@ -54,6 +55,7 @@ type approvalGate struct {
 	store     agentcore.Store
 	workspace string
 	category  func(tool string) string
+	toolNames func() []string // for Settings: which tools each category holds
 }
 
 func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore.ToolDecision, error) {
@@ -154,4 +156,61 @@ func commandPrefix(input json.RawMessage) string {
 		f = f[:2]
 	}
 	return strings.Join(f, " ")
+}
+
+// categories lists the approval categories in the order Settings shows.
+var categories = []string{"read", "edit", "execute", "web", "mcp", "other"}
+
+// Policies is the Settings view of the approvals (ui.ApprovalSettings).
+func (g *approvalGate) Policies(ctx context.Context) ([]components.CategoryPolicy, []components.AlwaysRule, error) {
+	a, err := g.load(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	byCat := map[string][]string{}
+	for _, n := range g.toolNames() {
+		c := g.category(n)
+		byCat[c] = append(byCat[c], n)
+	}
+	var pols []components.CategoryPolicy
+	for _, c := range categories {
+		pols = append(pols, components.CategoryPolicy{Category: c, Policy: a.policy(c), Tools: strings.Join(byCat[c], ", ")})
+	}
+	rules := make([]components.AlwaysRule, len(a.Always))
+	for i, r := range a.Always {
+		rules[i] = components.AlwaysRule{Index: i, Workspace: r.Workspace, Category: r.Category, Prefix: r.Prefix}
+	}
+	return pols, rules, nil
+}
+
+// SetPolicy changes one category's policy.
+func (g *approvalGate) SetPolicy(ctx context.Context, category, policy string) error {
+	if !slices.Contains(categories, category) {
+		return fmt.Errorf("unknown category %q (want one of %s)", category, strings.Join(categories, ", "))
+	}
+	if policy != PolicyAllow && policy != PolicyAsk && policy != PolicyDeny {
+		return fmt.Errorf("unknown policy %q (want allow, ask or deny)", policy)
+	}
+	a, err := g.load(ctx)
+	if err != nil {
+		return err
+	}
+	if a.Policies == nil {
+		a.Policies = map[string]string{}
+	}
+	a.Policies[category] = policy
+	return g.save(ctx, a)
+}
+
+// Revoke forgets the always-allow rule at index.
+func (g *approvalGate) Revoke(ctx context.Context, index int) error {
+	a, err := g.load(ctx)
+	if err != nil {
+		return err
+	}
+	if index < 0 || index >= len(a.Always) {
+		return fmt.Errorf("no always-allow rule %d", index)
+	}
+	a.Always = slices.Delete(a.Always, index, index+1)
+	return g.save(ctx, a)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"parley/agentcore"
@@ -119,7 +120,14 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	// In Plan mode write_file may only write the plan.
 	agent.Tools["write_file"] = planGuarded(ws, agent.Tools["write_file"])
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
-	gate := &approvalGate{store: db, workspace: ws.Root(), category: toolkit.Category}
+	gate := &approvalGate{store: db, workspace: ws.Root(), category: toolkit.Category, toolNames: func() []string {
+		names := make([]string, 0, len(agent.Tools))
+		for n := range agent.ToolSet() {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return names
+	}}
 	agent.Hooks.BeforeToolCall = gate.before
 	var rt *agentcore.Runtime // the task tools tell the views of a thread about changes
 	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) {
@@ -141,9 +149,11 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 			_, err := m.open(spec)
 			return err
 		},
-		Demo: model == DemoModel,
-		Auth: auth,
-		Log:  log,
+		Demo:      model == DemoModel,
+		Workspace: ws.Root(),
+		Approvals: gate,
+		Auth:      auth,
+		Log:       log,
 	})
 	if err != nil {
 		in.Close()

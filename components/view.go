@@ -284,3 +284,5 @@ func decisionLabel(d string) string {
 	}
 	return ""
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

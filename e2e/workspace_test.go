@@ -84,6 +84,32 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Settings lists the remembered answer; revoking it makes edits ask again.
+	settings := p.page("/settings")
+	waitJS(t, settings, `() => document.querySelector('[data-rule="edit"]') !== null`)
+	settings.MustElement(`[data-rule="edit"] .revoke`).MustClick()
+	waitJS(t, settings, `() => location.pathname === '/settings' && document.querySelector('[data-rule]') === null`)
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w3", Name: "write_file", Args: `{"path":"c.txt","content":"three\n"}`}}},
+		scripted.Reply{Text: "Wrote c."},
+	)
+	sendMsg(t, pg, "write c")
+	waitJS(t, pg, `() => `+card("w3")+`?.querySelector('[data-approval]') != null`)
+	pg.MustElement(`[data-tool-call-id="w3"] .approve-once`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Wrote c.')`)
+
+	// A policy changed in Settings applies at once: edits now run unasked.
+	settings.MustElement(`select[data-policy="edit"]`).MustSelect("allow")
+	waitJS(t, settings, `() => document.querySelector('select[data-policy="edit"]').value === 'allow'`)
+	settings.MustScreenshot(artifact("settings.png"))
+	time.Sleep(200 * time.Millisecond)
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w4", Name: "write_file", Args: `{"path":"d.txt","content":"four\n"}`}}},
+		scripted.Reply{Text: "Wrote d."},
+	)
+	sendMsg(t, pg, "write d")
+	waitJS(t, pg, `() => `+card("w4")+`?.dataset.state === 'done'`)
+
 	p.Model.Push(
 		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "x1", Name: "execute_command", Args: `{"command":"rm -rf build"}`}}},
 		scripted.Reply{Text: "Understood."},

@@ -30,6 +30,10 @@ type Config struct {
 	CheckModel func(spec string) error
 	// Demo says replies are scripted: the UI says so plainly.
 	Demo bool
+	// Workspace is the folder the agent works in, shown in Settings.
+	Workspace string
+	// Approvals edits approval policies (nil: Settings shows none).
+	Approvals ApprovalSettings
 	// Auth guards every request; the zero value lets loopback clients in.
 	Auth *Auth
 	Log  *slog.Logger
@@ -100,6 +104,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)
 	mux.HandleFunc("POST /t/{id}/mode", s.setMode)
 	mux.HandleFunc("POST /t/{id}/yolo", s.setYOLO)
+	mux.HandleFunc("GET /settings", s.settingsPage)
+	mux.HandleFunc("POST /settings/approvals/policy", s.setPolicy)
+	mux.HandleFunc("POST /settings/approvals/revoke", s.revokeRule)
 	s.apiRoutes(mux)
 	return s.guard(mux)
 }
