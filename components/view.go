@@ -6,6 +6,7 @@ package components
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Page is the whole app page.
@@ -40,16 +41,17 @@ type ThreadItem struct {
 
 // Chat is one open thread.
 type Chat struct {
-	ThreadID string
-	Title    string
-	Model    string
-	Running  bool
-	Messages []Message
-	Deleted  bool
-	Mode     string // "build" | "plan"
-	YOLO     bool   // tool calls run without asking
-	Tasks    []Task
-	Plans    []PlanRef // approved plans, newest last
+	ThreadID  string
+	Title     string
+	Model     string
+	Running   bool
+	Messages  []Message
+	Deleted   bool
+	Mode      string // "build" | "plan"
+	YOLO      bool   // tool calls run without asking
+	Workspace string // the folder the agent works in
+	Tasks     []Task
+	Plans     []PlanRef // approved plans, newest last
 }
 
 // Task is one item of the pinned task list.
@@ -286,3 +288,12 @@ func decisionLabel(d string) string {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// baseName is the last element of a folder path.
+func baseName(p string) string {
+	p = strings.TrimRight(p, `/\\`)
+	if i := strings.LastIndexAny(p, `/\\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

@@ -227,7 +227,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.header {
-		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t)}
+		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t), Workspace: v.s.cfg.Workspace}
 		if err := v.sse.PatchElementTempl(components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
 			return err
 		}

@@ -41,7 +41,8 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread) (components.Chat,
 	}
 	live, running := s.rt.Live(t.ID)
 	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running,
-		Mode: threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true}
+		Mode: threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true,
+		Workspace: s.cfg.Workspace}
 	for _, m := range msgs {
 		c.Messages = append(c.Messages, s.messageView(m, live, running, nil))
 	}
