@@ -86,25 +86,15 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		return // the client is gone
 	}
-	code := http.StatusInternalServerError
-	var ae *apiError
 	var ie *issuesError
-	switch {
-	case errors.As(err, &ie):
+	if errors.As(err, &ie) {
 		writeJSON(w, http.StatusBadRequest, struct {
 			Error  string     `json:"error"`
 			Issues []apiIssue `json:"issues"`
 		}{ie.msg, ie.issues})
 		return
-	case errors.As(err, &ae):
-		code = ae.status
-	case errors.Is(err, agentcore.ErrNotFound):
-		code = http.StatusNotFound
-	case errors.Is(err, agentcore.ErrBusy):
-		code = http.StatusConflict
-	case errors.Is(err, errBadRequest):
-		code = http.StatusBadRequest
 	}
+	code := statusOf(err)
 	if code == http.StatusInternalServerError {
 		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}

@@ -122,15 +122,7 @@ func (s *Server) staticHandler() http.Handler {
 
 // httpError answers a failed request with a short plain-text reason.
 func (s *Server) httpError(w http.ResponseWriter, r *http.Request, err error) {
-	code := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, agentcore.ErrNotFound):
-		code = http.StatusNotFound
-	case errors.Is(err, agentcore.ErrBusy):
-		code = http.StatusConflict
-	case errors.Is(err, errBadRequest):
-		code = http.StatusBadRequest
-	}
+	code := statusOf(err)
 	if code == http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -138,3 +130,19 @@ func (s *Server) httpError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 var errBadRequest = errors.New("bad request")
+
+// statusOf is the HTTP status a failure answers with.
+func statusOf(err error) int {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status
+	case errors.Is(err, agentcore.ErrNotFound), errors.Is(err, agentcore.ErrNotSuspended):
+		return http.StatusNotFound
+	case errors.Is(err, agentcore.ErrBusy):
+		return http.StatusConflict
+	case errors.Is(err, errBadRequest), errors.Is(err, agentcore.ErrBadResume):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
