@@ -26,6 +26,9 @@ const (
 	// runs; Result holds {approval: true, payload}.
 	EventToolApproval EventType = "tool-call-approval"
 
+	// EventSource: a web page the answer draws on (URL, Title).
+	EventSource EventType = "source"
+
 	EventStepFinish EventType = "step-finish"
 	EventFinish     EventType = "finish"
 	EventAbort      EventType = "abort" // the run was stopped
@@ -59,6 +62,10 @@ type Event struct {
 	Result     json.RawMessage // tool-result: the raw output, or the error text as a JSON string
 	IsError    bool            // tool-result
 	Cancelled  bool            // tool-result: the run was stopped before the call finished
+	// ProviderExecuted: the provider ran this call (web_search); nothing
+	// ran here and no tool message answers it.
+	ProviderExecuted bool
+	URL, Title       string // source
 	// Resume is the user's answer that the call ran again with.
 	Resume json.RawMessage
 	// ModelOutput is what the model saw of the result (toModelOutput).

@@ -60,6 +60,9 @@ func assistantTurns(c Content) []llm.Message {
 			if args == "" || !json.Valid(ti.Args) {
 				args = "{}"
 			}
+			if ti.ProviderExecuted {
+				continue // the provider ran it; the answer that followed stands on its own
+			}
 			calls = append(calls, llm.ToolCall{ID: ti.ToolCallID, Name: ti.ToolName, Input: args, Signature: ti.Signature})
 			r := llm.ToolResult{CallID: ti.ToolCallID, Name: ti.ToolName, Output: ti.ModelOutput, IsError: ti.IsError}
 			switch ti.State {
@@ -125,9 +128,12 @@ func (b *contentBuilder) apply(e Event) bool {
 			}
 			return true
 		}
+	case EventSource:
+		b.parts = append(b.parts, Part{Type: "source", Source: &Source{URL: e.URL, Title: e.Title}})
+		return true
 	case EventToolCall:
 		if i, ti := b.call(e.ToolCallID); ti != nil {
-			ti.State, ti.Args = "call", e.Args
+			ti.State, ti.Args, ti.ProviderExecuted = "call", e.Args, e.ProviderExecuted
 			delete(b.text, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
 			return true

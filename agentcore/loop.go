@@ -31,6 +31,7 @@ type run struct {
 	hooks  ToolHooks
 	active map[string]bool // nil: every tool
 	usage  Usage
+	spec   string // the model's provider/model
 }
 
 // emit hands e to the consumer; it reports false once the consumer is gone.
@@ -142,6 +143,7 @@ func (r *run) setup(yield func(Event) bool) (llm.Model, bool) {
 		fail(err)
 		return nil, false
 	}
+	r.spec = spec
 	r.tools = r.agent.toolset()
 	r.hooks = r.agent.Hooks.merge(r.opts.Hooks)
 	if r.opts.ActiveTools != nil {
@@ -245,7 +247,9 @@ type call struct {
 	resume    json.RawMessage   // the user's answer, when resuming a suspended call
 	approval  *ApprovalDecision // the user's approval, when resuming an approval
 	ended     bool
-	result    toolResult
+	// providerExecuted: the provider ran the call during the stream.
+	providerExecuted bool
+	result           toolResult
 }
 
 // step makes one model call, streaming its text and tool input.
@@ -311,7 +315,9 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 				delta(c, part.Text)
 			}
 		case llm.PartToolInputEnd:
-			if c := calls[part.ToolCallID]; c != nil {
+			// A call whose arguments all come with the call itself ends
+			// there, so its one delta comes before the end.
+			if c := calls[part.ToolCallID]; c != nil && c.args.Len() > 0 {
 				end(c)
 			}
 		case llm.PartToolCall:
@@ -328,8 +334,21 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 				final = c.args.String()
 			}
 			c.signature = part.Signature
+			c.providerExecuted = part.ProviderExecuted // the provider runs it: shown, never run here
 			r.complete(c, final, step)
+			if c.providerExecuted {
+				break
+			}
 			out.calls = append(out.calls, c)
+		case llm.PartToolResult:
+			res := json.RawMessage(part.Result)
+			if !json.Valid(res) {
+				res, _ = json.Marshal(part.Result)
+			}
+			r.emit(Event{Type: EventToolResult, Step: step, ToolCallID: part.ToolCallID, ToolName: part.ToolName,
+				Result: res, IsError: part.IsError, ProviderExecuted: true})
+		case llm.PartSource:
+			r.emit(Event{Type: EventSource, Step: step, URL: part.URL, Title: part.Title})
 		case llm.PartFinish:
 			out.finish = part.FinishReason
 			out.usage = usageOf(part.Usage)
@@ -341,7 +360,7 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 	}
 	if out.err != nil {
 		for _, c := range order {
-			if !slices.Contains(out.calls, c) {
+			if !slices.Contains(out.calls, c) && !c.providerExecuted {
 				out.open = append(out.open, c)
 			}
 		}
@@ -360,7 +379,7 @@ func (r *run) complete(c *call, raw string, step int) {
 	} else {
 		c.input = json.RawMessage(fixed)
 	}
-	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input}
+	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, ProviderExecuted: c.providerExecuted}
 	e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputAvailable, ToolName: c.name, ToolCallID: c.id, Input: c.input})
 	r.emit(e)
 }
@@ -610,7 +629,11 @@ func (r *run) visibleNames() []string {
 func (r *run) toolSpecs() []llm.ToolSpec {
 	var specs []llm.ToolSpec
 	for _, n := range r.visibleNames() {
-		specs = append(specs, r.tools[n].spec(n))
+		t := r.tools[n]
+		if t.ProviderDefined && llm.CheckProviderTool(r.spec, n) != nil {
+			continue // the model's provider has no such tool: offering it fails every call
+		}
+		specs = append(specs, t.spec(n))
 	}
 	return specs
 }

@@ -76,11 +76,12 @@ type Content struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-// Part is one part of a v2 message. Type is "text", "reasoning", "step-start"
-// or "tool-invocation".
+// Part is one part of a v2 message. Type is "text", "reasoning", "step-start",
+// "tool-invocation" or "source".
 type Part struct {
 	Type           string          `json:"type"`
 	Text           string          `json:"text,omitempty"`
+	Source         *Source         `json:"source,omitempty"`
 	ToolInvocation *ToolInvocation `json:"toolInvocation,omitempty"`
 }
 
@@ -110,10 +111,18 @@ type ToolInvocation struct {
 	// ModelOutput is what the model saw of the result (toModelOutput), so
 	// the history replays it (Mastra: providerMetadata.mastra.modelOutput).
 	ModelOutput string `json:"modelOutput,omitempty"`
+	// ProviderExecuted: the provider ran the call (web_search).
+	ProviderExecuted bool `json:"providerExecuted,omitempty"`
 	// Signature is provider state that must go back with the call.
 	Signature string `json:"signature,omitempty"`
 	// Transforms are display/transcript payloads by target and phase.
 	Transforms map[string]map[string]TransformResult `json:"transforms,omitempty"`
+}
+
+// Source is a web page an answer draws on.
+type Source struct {
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
 }
 
 // TextContent builds v2 content holding one text part.

@@ -77,3 +77,35 @@ func TestAgentLoopOnRecordedStreams(t *testing.T) {
 		})
 	}
 }
+
+// web_search runs at the provider: the agent shows the call, its result and
+// the sources, runs nothing itself, and makes no second model call.
+func TestAgentProviderExecutedWebSearch(t *testing.T) {
+	for _, tc := range []struct{ cassette, spec, basePath string }{
+		{"TestOpenAIWebSearch/stream.yaml", "openai/gpt-4.1", "/v1"},
+		{"TestAnthropicWebSearch/stream.yaml", "anthropic/claude-sonnet-4-20250514", ""},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			srv := llmtest.NewReplayServer(t, llmtest.LoadCassette(t, tc.cassette))
+			provider, _, _ := strings.Cut(tc.spec, "/")
+			cfg := llm.Config{APIKeys: map[string]string{provider: "k"}, BaseURLs: map[string]string{provider: srv.URL + tc.basePath}, Getenv: func(string) string { return "" }}
+			a := &agentcore.Agent{ID: "a", Model: tc.spec, Log: slog.New(slog.DiscardHandler),
+				Tools:  map[string]*agentcore.Tool{"web_search": {ID: "web_search", ProviderDefined: true}},
+				Models: func(spec string) (llm.Model, error) { return llm.Open(spec, cfg) }}
+			events := collectRun(a, agentcore.StreamOptions{}, "What is the weather in San Francisco?")
+			if last := events[len(events)-1]; last.Type != agentcore.EventFinish {
+				t.Fatalf("run ended with %+v (%s)", last, types(events))
+			}
+			calls, results := find(events, agentcore.EventToolCall), find(events, agentcore.EventToolResult)
+			if len(calls) == 0 || len(results) == 0 || !calls[0].ProviderExecuted || !results[0].ProviderExecuted {
+				t.Fatalf("provider-executed call/result missing: %s", types(events))
+			}
+			if n := len(find(events, agentcore.EventStepStart)); n != 1 {
+				t.Fatalf("%d steps: the search must not trigger a second model call", n)
+			}
+			if len(find(events, agentcore.EventTextDelta)) == 0 {
+				t.Fatal("no answer text")
+			}
+		})
+	}
+}

@@ -31,6 +31,13 @@ type Tool struct {
 	// InputSchema. Cancellation arrives through ctx.
 	Execute func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error)
 
+	// ProviderDefined marks a tool the model's provider defines and runs
+	// itself during the model call (ID names which: llm.WebSearch). It
+	// has no Execute, schemas or hooks; it is offered to the model under
+	// its ID, and its calls and results arrive from the model already
+	// done (llm.Part.ProviderExecuted), never to be run here.
+	ProviderDefined bool
+
 	// ToModelOutput turns the output into what the model sees; the stream,
 	// the store and the UI keep the raw output. Nil: the output as JSON (a
 	// string output as is).
@@ -286,6 +293,11 @@ func validate(s *jsonschema.Schema, doc json.RawMessage) error {
 
 // spec describes the tool to the model under name.
 func (t *Tool) spec(name string) llm.ToolSpec {
+	if t.ProviderDefined {
+		// The provider knows the tool by its own name only; calls come
+		// back under it, and resolve finds the tool by ID.
+		return llm.ToolSpec{Name: t.ID, ProviderDefined: true}
+	}
 	schema := t.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)

@@ -120,6 +120,8 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	// In Plan mode write_file may only write the plan.
 	agent.Tools["write_file"] = planGuarded(ws, agent.Tools["write_file"])
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
+	// Offered only to models whose provider has it (OpenAI, Anthropic).
+	agent.Tools["web_search"] = toolkit.WebSearchTool()
 	gate := &approvalGate{store: db, workspace: ws.Root(), category: toolkit.Category, toolNames: func() []string {
 		names := make([]string, 0, len(agent.Tools))
 		for n := range agent.ToolSet() {

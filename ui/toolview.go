@@ -36,6 +36,12 @@ func replyParts(threadID string, c agentcore.Content, prev *argPreview) []compon
 			if p.Text != "" {
 				out = append(out, components.Part{Reasoning: p.Text})
 			}
+		case "source":
+			if p.Source != nil && p.Source.URL != "" {
+				title := cmp.Or(p.Source.Title, p.Source.URL)
+				link := "[" + strings.NewReplacer("[", "\\[", "]", "\\]").Replace(title) + "](<" + p.Source.URL + ">)"
+				out = append(out, components.Part{HTML: `<div class="source">` + markdown.Render("Source: "+link) + `</div>`})
+			}
 		case "tool-invocation":
 			if p.ToolInvocation != nil {
 				card := toolCard(p.ToolInvocation, prev)

@@ -6,11 +6,61 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"charm.land/fantasy"
+	"charm.land/fantasy/providers/anthropic"
 	"charm.land/fantasy/providers/google"
+	"charm.land/fantasy/providers/openai"
 )
+
+// UnsupportedToolError fails a request that asks for a provider-defined
+// tool the model's provider does not have.
+type UnsupportedToolError struct {
+	Tool     string // e.g. WebSearch
+	Provider string // e.g. "ollama"
+}
+
+func (e *UnsupportedToolError) Error() string {
+	if e.Tool == WebSearch {
+		return fmt.Sprintf("web_search is not available for %s models: use an OpenAI or Anthropic model", e.Provider)
+	}
+	return fmt.Sprintf("%s models have no provider tool %q", e.Provider, e.Tool)
+}
+
+// CheckProviderTool reports whether the provider of modelSpec
+// ("provider/model") has the provider-defined tool, so that a caller can
+// leave it out (or say why) before a request fails with the same
+// *UnsupportedToolError.
+func CheckProviderTool(modelSpec, tool string) error {
+	provider, _, _ := strings.Cut(modelSpec, "/")
+	_, err := providerTool(provider, tool)
+	return err
+}
+
+// providerTool is fantasy's definition of a provider-defined tool.
+//
+// Google is missing on purpose: fantasy v0.41.2's google adapter turns
+// every non-function tool into an "unsupported tool" warning and never
+// reads Gemini's grounding metadata, so google_search cannot be sent nor
+// its sources read. OpenRouter's web plugin is a TODO in fantasy too.
+func providerTool(provider, name string) (fantasy.Tool, error) {
+	if name == WebSearch {
+		switch provider {
+		case openai.Name:
+			return openai.WebSearchTool(nil), nil // Responses API only: see model.searchLM
+		case anthropic.Name:
+			return anthropic.WebSearchTool(nil), nil // web_search_20250305
+		}
+	}
+	return nil, &UnsupportedToolError{Tool: name, Provider: provider}
+}
+
+// usesProviderTools reports whether req asks for a provider-defined tool.
+func usesProviderTools(req Request) bool {
+	return slices.ContainsFunc(req.Tools, func(t ToolSpec) bool { return t.ProviderDefined })
+}
 
 // toCall converts a Request into fantasy's prompt types.
 func toCall(req Request, provider string) (fantasy.Call, error) {
@@ -27,6 +77,9 @@ func toCall(req Request, provider string) (fantasy.Call, error) {
 				parts = append(parts, fantasy.TextPart{Text: m.Text})
 			}
 			for _, tc := range m.ToolCalls {
+				if tc.ProviderExecuted {
+					continue // see ToolCall.ProviderExecuted
+				}
 				if tc.Signature != "" && provider == google.Name {
 					// fantasy's google adapter attaches a signature to the
 					// function call that follows a reasoning part carrying it.
@@ -59,6 +112,14 @@ func toCall(req Request, provider string) (fantasy.Call, error) {
 		}
 	}
 	for _, t := range req.Tools {
+		if t.ProviderDefined {
+			tool, err := providerTool(provider, t.Name)
+			if err != nil {
+				return call, err
+			}
+			call.Tools = append(call.Tools, tool)
+			continue
+		}
 		schema, err := inputSchema(t.InputSchema)
 		if err != nil {
 			return call, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
@@ -118,17 +179,36 @@ func fixRequired(v any) {
 // converter maps fantasy's stream parts to Parts, one stream at a time.
 type converter struct {
 	signatures map[string]string // tool call id → Gemini thought signature
+	// executed holds the provider-executed calls by id. fantasy marks
+	// only some of their parts (OpenAI's input end is unmarked, so are
+	// Anthropic's input deltas), so the mark is carried by id.
+	executed map[string]*executedCall
+	held     []string        // ids of calls held back until their result
+	sources  map[string]bool // URLs already yielded
 }
 
-// part converts fp; ok is false for parts the caller has no use for
-// (block starts and ends, warnings, sources, empty deltas).
-func (c *converter) part(fp fantasy.StreamPart) (p Part, ok bool) {
+// executedCall is a call the provider runs itself.
+type executedCall struct {
+	name, input string
+	held        bool
+}
+
+// parts converts fp into the parts worth yielding: none for block starts
+// and ends, warnings, empty deltas and repeated sources; two when a held
+// call is released with its result.
+func (c *converter) parts(fp fantasy.StreamPart) []Part {
+	one := func(p Part, ok bool) []Part {
+		if !ok {
+			return nil
+		}
+		return []Part{p}
+	}
 	switch fp.Type {
 	case fantasy.StreamPartTypeTextDelta:
-		return Part{Type: PartTextDelta, Text: fp.Delta}, fp.Delta != ""
+		return one(Part{Type: PartTextDelta, Text: fp.Delta}, fp.Delta != "")
 	case fantasy.StreamPartTypeReasoningDelta:
 		// Anthropic's signature deltas arrive as empty reasoning deltas.
-		return Part{Type: PartReasoningDelta, Text: fp.Delta}, fp.Delta != ""
+		return one(Part{Type: PartReasoningDelta, Text: fp.Delta}, fp.Delta != "")
 	case fantasy.StreamPartTypeReasoningEnd:
 		// Gemini hands out a function call's thought signature on the
 		// reasoning block just before the call.
@@ -138,28 +218,130 @@ func (c *converter) part(fp fantasy.StreamPart) (p Part, ok bool) {
 			}
 			c.signatures[md.ToolID] = md.Signature
 		}
-		return Part{}, false
+		return nil
 	case fantasy.StreamPartTypeToolInputStart:
-		return Part{Type: PartToolInputStart, ToolCallID: fp.ID, ToolName: fp.ToolCallName}, !fp.ProviderExecuted
+		if fp.ProviderExecuted {
+			c.execute(fp.ID, fp.ToolCallName)
+		}
+		return one(Part{Type: PartToolInputStart, ToolCallID: fp.ID, ToolName: fp.ToolCallName, ProviderExecuted: c.executed[fp.ID] != nil}, true)
 	case fantasy.StreamPartTypeToolInputDelta:
 		// OpenAI-style adapters put the fragment in Delta, Anthropic's in
 		// ToolCallInput.
 		delta := cmp.Or(fp.Delta, fp.ToolCallInput)
-		return Part{Type: PartToolInputDelta, ToolCallID: fp.ID, Text: delta}, delta != "" && !fp.ProviderExecuted
+		return one(Part{Type: PartToolInputDelta, ToolCallID: fp.ID, Text: delta, ProviderExecuted: c.executed[fp.ID] != nil}, delta != "")
 	case fantasy.StreamPartTypeToolInputEnd:
-		return Part{Type: PartToolInputEnd, ToolCallID: fp.ID}, !fp.ProviderExecuted
+		return one(Part{Type: PartToolInputEnd, ToolCallID: fp.ID, ProviderExecuted: c.executed[fp.ID] != nil}, true)
 	case fantasy.StreamPartTypeToolCall:
-		return Part{
-			Type:       PartToolCall,
-			ToolCallID: fp.ID,
-			ToolName:   fp.ToolCallName,
-			Input:      cmp.Or(fp.ToolCallInput, "{}"),
-			Signature:  c.signatures[fp.ID],
-		}, !fp.ProviderExecuted
+		if !fp.ProviderExecuted {
+			return one(Part{
+				Type:       PartToolCall,
+				ToolCallID: fp.ID,
+				ToolName:   fp.ToolCallName,
+				Input:      cmp.Or(fp.ToolCallInput, "{}"),
+				Signature:  c.signatures[fp.ID],
+			}, true)
+		}
+		ec := c.execute(fp.ID, fp.ToolCallName)
+		ec.input = fp.ToolCallInput
+		if ec.input == "" {
+			// OpenAI tells the query only with the result: the call
+			// waits for it, so that it shows what was searched.
+			ec.held = true
+			c.held = append(c.held, fp.ID)
+			return nil
+		}
+		return []Part{c.executedCall(fp.ID, ec.input)}
+	case fantasy.StreamPartTypeToolResult:
+		ec := c.execute(fp.ID, fp.ToolCallName)
+		res := webSearchResult(fp.ProviderMetadata, ec.input)
+		out, _ := json.Marshal(res) // plain strings: cannot fail
+		var parts []Part
+		if ec.held {
+			ec.held = false
+			c.held = slices.DeleteFunc(c.held, func(id string) bool { return id == fp.ID })
+			input := "{}"
+			if res.Query != "" {
+				q, _ := json.Marshal(struct {
+					Query string `json:"query"`
+				}{res.Query})
+				input = string(q)
+			}
+			parts = append(parts, c.executedCall(fp.ID, input))
+		}
+		return append(parts, Part{
+			Type:             PartToolResult,
+			ToolCallID:       fp.ID,
+			ToolName:         ec.name,
+			Result:           string(out),
+			IsError:          res.Error != "",
+			ProviderExecuted: true,
+		})
+	case fantasy.StreamPartTypeSource:
+		if fp.URL == "" || c.sources[fp.URL] {
+			return nil
+		}
+		if c.sources == nil {
+			c.sources = map[string]bool{}
+		}
+		c.sources[fp.URL] = true
+		return []Part{{Type: PartSource, URL: fp.URL, Title: fp.Title}}
 	case fantasy.StreamPartTypeFinish:
-		return Part{Type: PartFinish, Usage: usage(fp.Usage), FinishReason: finishReason(fp.FinishReason)}, true
+		// A call whose result never came is released as it is, so that
+		// no started call is left open.
+		var parts []Part
+		for _, id := range c.held {
+			parts = append(parts, c.executedCall(id, "{}"))
+		}
+		c.held = nil
+		return append(parts, Part{Type: PartFinish, Usage: usage(fp.Usage), FinishReason: finishReason(fp.FinishReason)})
 	}
-	return Part{}, false
+	return nil
+}
+
+// execute returns the provider-executed call id, registering it first.
+func (c *converter) execute(id, name string) *executedCall {
+	if c.executed == nil {
+		c.executed = map[string]*executedCall{}
+	}
+	ec := c.executed[id]
+	if ec == nil {
+		ec = &executedCall{name: name}
+		c.executed[id] = ec
+	}
+	if ec.name == "" {
+		ec.name = name
+	}
+	return ec
+}
+
+func (c *converter) executedCall(id, input string) Part {
+	return Part{Type: PartToolCall, ToolCallID: id, ToolName: c.executed[id].name, Input: input, ProviderExecuted: true}
+}
+
+// webSearchResult reads a search's result from the provider metadata of
+// its tool-result part; input is the call's input, which holds
+// Anthropic's query.
+func webSearchResult(md fantasy.ProviderMetadata, input string) WebSearchResult {
+	var r WebSearchResult
+	var in struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal([]byte(input), &in) == nil {
+		r.Query = in.Query
+	}
+	if m, ok := md[anthropic.Name].(*anthropic.WebSearchResultMetadata); ok && m != nil {
+		for _, it := range m.Results {
+			r.Results = append(r.Results, Source{URL: it.URL, Title: it.Title, PageAge: it.PageAge})
+		}
+		r.Error = m.ErrorCode
+	}
+	if m, ok := md[openai.Name].(*openai.WebSearchCallMetadata); ok && m != nil && m.Action != nil {
+		r.Query = cmp.Or(r.Query, m.Action.Query)
+		for _, s := range m.Action.Sources {
+			r.Results = append(r.Results, Source{URL: s.URL})
+		}
+	}
+	return r
 }
 
 func usage(u fantasy.Usage) Usage {

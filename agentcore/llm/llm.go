@@ -40,6 +40,12 @@ type ToolCall struct {
 	// call in later requests (Gemini's thought signature; without it
 	// Gemini 3 rejects the follow-up request). Empty for most providers.
 	Signature string
+	// ProviderExecuted marks a call the provider ran itself (web_search).
+	// Such calls are not sent back: no provider state is kept for them,
+	// and the answer that followed stands on its own (OpenAI drops them
+	// anyway when responses are not stored; Anthropic accepts the text
+	// without its server_tool_use block).
+	ProviderExecuted bool
 }
 
 // ToolResult answers one tool call.
@@ -55,7 +61,18 @@ type ToolSpec struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage // a JSON Schema object
+	// ProviderDefined asks for the provider's own tool named Name (only
+	// WebSearch so far) instead of a function the caller runs; its
+	// Description and InputSchema are not sent. The provider runs it
+	// during the call: its call and result arrive as parts with
+	// ProviderExecuted set. A provider without that tool fails the
+	// stream with an *UnsupportedToolError.
+	ProviderDefined bool
 }
+
+// WebSearch is the provider-defined tool that searches the web: OpenAI's
+// web_search (Responses API) and Anthropic's web_search_20250305.
+const WebSearch = "web_search"
 
 // Request is one model call.
 type Request struct {
@@ -76,7 +93,11 @@ const (
 	PartToolInputDelta PartType = "tool-input-delta" // ToolCallID, Delta
 	PartToolInputEnd   PartType = "tool-input-end"   // ToolCallID
 	PartToolCall       PartType = "tool-call"        // ToolCallID, ToolName, Input
-	PartFinish         PartType = "finish"           // Usage, FinishReason
+	// PartToolResult is the result of a provider-executed call; the
+	// caller never gets one for its own tools.
+	PartToolResult PartType = "tool-result" // ToolCallID, ToolName, Result, IsError
+	PartSource     PartType = "source"      // URL, Title: a page the answer draws on
+	PartFinish     PartType = "finish"      // Usage, FinishReason
 )
 
 // Part is one streamed piece of a model's answer.
@@ -89,6 +110,32 @@ type Part struct {
 	Usage        Usage
 	FinishReason string // "stop", "length", "tool-calls", "content-filter", "error", "other"
 	Signature    string // tool-call: see ToolCall.Signature
+
+	// ProviderExecuted marks the tool input, call and result parts of a
+	// call the provider runs itself (a ProviderDefined tool): the caller
+	// shows it but must not run it, and no tool message answers it.
+	ProviderExecuted bool
+	Result           string // tool-result: JSON text, for web_search a WebSearchResult
+	IsError          bool   // tool-result: the provider's tool failed
+	URL, Title       string // source; each URL comes once per stream
+}
+
+// WebSearchResult is the Result of a web_search call. OpenAI names no
+// results there (its sources come as PartSource citations in the text);
+// Anthropic lists every page the search returned.
+type WebSearchResult struct {
+	Query   string   `json:"query,omitempty"`
+	Results []Source `json:"results,omitempty"`
+	// Error is the provider's error code when the search failed
+	// (Anthropic: "max_uses_exceeded", "too_many_requests", …).
+	Error string `json:"error,omitempty"`
+}
+
+// Source is a web page found or cited by a provider's search.
+type Source struct {
+	URL     string `json:"url"`
+	Title   string `json:"title,omitempty"`
+	PageAge string `json:"pageAge,omitempty"` // Anthropic: "6 days ago"
 }
 
 // Usage counts tokens of one call.

@@ -78,6 +78,20 @@ type providerDef struct {
 	keyless     bool
 	defaultBase string
 	open        func(endpoint) (fantasy.Provider, error)
+	// openProviderTools opens the provider for requests with
+	// provider-defined tools, when they need another API than open's.
+	openProviderTools func(endpoint) (fantasy.Provider, error)
+}
+
+func openAIOptions(e endpoint) []openai.Option {
+	opts := []openai.Option{openai.WithAPIKey(e.key)}
+	if e.baseURL != "" {
+		opts = append(opts, openai.WithBaseURL(e.baseURL))
+	}
+	if e.client != nil {
+		opts = append(opts, openai.WithHTTPClient(e.client))
+	}
+	return opts
 }
 
 // providers in the order the model picker lists them.
@@ -87,14 +101,15 @@ var providers = []providerDef{
 		keyEnvs: []string{"OPENAI_API_KEY"},
 		baseEnv: "OPENAI_BASE_URL",
 		open: func(e endpoint) (fantasy.Provider, error) {
-			opts := []openai.Option{openai.WithAPIKey(e.key)}
-			if e.baseURL != "" {
-				opts = append(opts, openai.WithBaseURL(e.baseURL))
-			}
-			if e.client != nil {
-				opts = append(opts, openai.WithHTTPClient(e.client))
-			}
-			return openai.New(opts...) // chat completions: no WithUseResponsesAPI
+			return openai.New(openAIOptions(e)...) // chat completions: no WithUseResponsesAPI
+		},
+		// OpenAI's web_search exists on the Responses API only; requests
+		// with it go there, whatever the model (a model without the tool
+		// gets OpenAI's own error).
+		openProviderTools: func(e endpoint) (fantasy.Provider, error) {
+			return openai.New(append(openAIOptions(e),
+				openai.WithUseResponsesAPI(),
+				openai.WithResponsesAPIFunc(func(string) bool { return true }))...)
 		},
 	},
 	{
@@ -220,6 +235,16 @@ func Open(spec string, cfg Config) (Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: open %s: %w", spec, err)
 	}
+	var searchLM fantasy.LanguageModel
+	if def.openProviderTools != nil {
+		sp, err := def.openProviderTools(e)
+		if err != nil {
+			return nil, fmt.Errorf("llm: open %s: %w", name, err)
+		}
+		if searchLM, err = sp.LanguageModel(context.Background(), modelID); err != nil {
+			return nil, fmt.Errorf("llm: open %s: %w", spec, err)
+		}
+	}
 	retry := fantasy.RetryOptions{
 		MaxRetries:     cfg.MaxRetries,
 		InitialDelayIn: cmp.Or(cfg.RetryBaseDelay, DefaultRetryBaseDelay),
@@ -235,6 +260,7 @@ func Open(spec string, cfg Config) (Model, error) {
 		spec:     spec,
 		provider: name,
 		lm:       lm,
+		searchLM: searchLM,
 		idle:     cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		retry:    retry,
 	}, nil

@@ -22,8 +22,12 @@ var errNoFinish = errors.New("stream ended without a finish")
 // model is a fantasy language model behind the Model interface.
 type model struct {
 	spec     string
-	provider string // the spec's provider name, prefixed to every error
+	provider string // the spec's provider name, prefixed to every error but *UnsupportedToolError
 	lm       fantasy.LanguageModel
+	// searchLM serves requests with provider-defined tools when the
+	// provider has them on another API only (OpenAI: the Responses API,
+	// while lm speaks Chat Completions). Nil: lm serves them.
+	searchLM fantasy.LanguageModel
 	idle     time.Duration
 	retry    fantasy.RetryOptions
 }
@@ -37,9 +41,18 @@ func (m *model) Spec() string { return m.spec }
 func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] {
 	return func(yield func(Part, error) bool) {
 		call, err := toCall(req, m.provider)
+		var unsupported *UnsupportedToolError
+		if errors.As(err, &unsupported) {
+			yield(Part{}, err) // names the provider already
+			return
+		}
 		if err != nil {
 			yield(Part{}, fmt.Errorf("%s: %w", m.provider, err))
 			return
+		}
+		lm := m.lm
+		if m.searchLM != nil && usesProviderTools(req) {
+			lm = m.searchLM
 		}
 		// Cancelling on the way out, however we leave, ends the reader
 		// goroutine and the HTTP request.
@@ -47,7 +60,7 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 		defer cancel()
 
 		retry := fantasy.RetryWithExponentialBackoffRespectingRetryHeaders[*attempt](m.retry)
-		a, err := retry(ctx, func() (*attempt, error) { return m.start(ctx, call) })
+		a, err := retry(ctx, func() (*attempt, error) { return m.start(ctx, lm, call) })
 		if err != nil {
 			yield(Part{}, describe(m.provider, err))
 			return
@@ -69,18 +82,19 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 // stream into parts so that the consumer can give up on a silent
 // provider: fantasy's iterator blocks inside the HTTP body read.
 type attempt struct {
-	parts chan fantasy.StreamPart
-	idle  time.Duration
-	conv  converter
-	first Part
+	parts   chan fantasy.StreamPart
+	idle    time.Duration
+	conv    converter
+	pending []Part // converted but not yet yielded
+	first   Part
 }
 
 // start opens an attempt and waits for its first part, so that the retry
 // loop sees every failure that happens before anything was yielded.
-func (m *model) start(ctx context.Context, call fantasy.Call) (*attempt, error) {
+func (m *model) start(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call) (*attempt, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle}
-	go a.read(actx, m.lm, call)
+	go a.read(actx, lm, call)
 	first, err := a.next(ctx)
 	if err != nil {
 		cancel()
@@ -127,6 +141,11 @@ func (a *attempt) read(ctx context.Context, lm fantasy.LanguageModel, call fanta
 // stream. Any part from the provider, yielded or not, resets the idle
 // timer.
 func (a *attempt) next(ctx context.Context) (Part, error) {
+	if len(a.pending) > 0 {
+		p := a.pending[0]
+		a.pending = a.pending[1:]
+		return p, nil
+	}
 	idle := time.NewTimer(a.idle)
 	defer idle.Stop()
 	for {
@@ -144,8 +163,9 @@ func (a *attempt) next(ctx context.Context) (Part, error) {
 				}
 				return Part{}, fp.Error
 			}
-			if p, ok := a.conv.part(fp); ok {
-				return p, nil
+			if ps := a.conv.parts(fp); len(ps) > 0 {
+				a.pending = ps[1:]
+				return ps[0], nil
 			}
 			idle.Reset(a.idle)
 		case <-idle.C:
