@@ -44,7 +44,7 @@ func CheckProviderTool(modelSpec, tool string) error {
 // Google is missing on purpose: fantasy v0.41.2's google adapter turns
 // every non-function tool into an "unsupported tool" warning and never
 // reads Gemini's grounding metadata, so google_search cannot be sent nor
-// its sources read. OpenRouter's web plugin is a TODO in fantasy too.
+// its sources read. fantasy has no OpenRouter web plugin yet either.
 func providerTool(provider, name string) (fantasy.Tool, error) {
 	if name == WebSearch {
 		switch provider {
