@@ -178,15 +178,21 @@ func (v *chatStream) flush(ctx context.Context) error {
 		v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false
 		v.tasks, v.liveTask = false, false
 	}()
-	t, err := v.s.rt.Store.GetThread(ctx, v.id)
-	if errors.Is(err, agentcore.ErrNotFound) {
-		if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {
+	// The thread is read only when its header may have changed (a rename,
+	// a mode switch, a deletion): token frames touch the store not at all.
+	var t agentcore.Thread
+	if v.header {
+		var err error
+		t, err = v.s.rt.Store.GetThread(ctx, v.id)
+		if errors.Is(err, agentcore.ErrNotFound) {
+			if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {
+				return err
+			}
+			return v.patchSidebar(ctx)
+		}
+		if err != nil {
 			return err
 		}
-		return v.patchSidebar(ctx)
-	}
-	if err != nil {
-		return err
 	}
 	live, running := v.s.rt.Live(v.id)
 
@@ -211,11 +217,12 @@ func (v *chatStream) flush(ctx context.Context) error {
 		if !v.shown[id] {
 			continue
 		}
-		var m agentcore.Message
-		if running && live.MessageID == id {
-			m = agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
-		} else if m, err = v.s.rt.Store.GetMessage(ctx, id); err != nil {
-			continue
+		m := agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
+		if !running || live.MessageID != id {
+			var err error
+			if m, err = v.s.rt.Store.GetMessage(ctx, id); err != nil {
+				continue
+			}
 		}
 		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running, &v.args))); err != nil {
 			return err
@@ -239,7 +246,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.tasks || v.liveTask {
-		tasks := v.s.tasks(ctx, t.ID)
+		tasks := v.s.tasks(ctx, v.id)
 		if v.liveTask && !v.tasks && running {
 			if streamed, ok := streamingTasks(live.Content, &v.args); ok {
 				tasks = streamed
