@@ -9,6 +9,7 @@ import (
 
 	"parley/agentcore"
 	"parley/components"
+	"parley/toolkit"
 )
 
 // Approval policies per tool category.
@@ -81,14 +82,18 @@ func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*a
 	if cat == "execute" {
 		prefix = commandPrefix(c.Input)
 	}
-	if a.allowed(g.workspace, cat, prefix) {
+	workspace := g.workspace
+	if w, _ := c.Context.RequestContext[toolkit.WorkspaceKey].(string); w != "" {
+		workspace = w // the chat's own folder
+	}
+	if a.allowed(workspace, cat, prefix) {
 		return nil, nil
 	}
 	switch {
 	case c.Approval == nil:
 		return &agentcore.ToolDecision{RequireApproval: true, ApprovalPayload: approvalRequest{Category: cat, Prefix: prefix}}, nil
 	case c.Approval.Decision == "always":
-		a.Always = append(a.Always, AlwaysRule{Workspace: g.workspace, Category: cat, Prefix: prefix})
+		a.Always = append(a.Always, AlwaysRule{Workspace: workspace, Category: cat, Prefix: prefix})
 		if err := g.save(ctx, a); err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -66,6 +67,16 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 	}
 	auth := ui.NewAuth(c.Token)
 	o.Auth = auth
+	// The window's native folder picker chooses a chat's workspace; the
+	// server runs in this process, so it can open the dialog itself.
+	var window atomic.Pointer[context.Context]
+	o.PickFolder = func(context.Context) (string, error) {
+		wctx := window.Load()
+		if wctx == nil {
+			return "", errors.New("the window is not ready")
+		}
+		return wruntime.OpenDirectoryDialog(*wctx, wruntime.OpenDialogOptions{Title: "Choose the chat's workspace folder", CanCreateDirectories: true})
+	}
 	in, err := Open(ctx, c, o)
 	if err != nil {
 		ln.Close()
@@ -94,6 +105,7 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
 		AssetServer:      &assetserver.Options{Handler: launchPage(launch)},
 		OnStartup: func(wctx context.Context) {
+			window.Store(&wctx)
 			// The caller's ctx ends the window like its close button does.
 			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
 		},

@@ -28,8 +28,9 @@ const planInstructions = `You are in Plan mode. Explore the workspace read-only 
 Write your plan as markdown to .parley/plans/<short-name>.md with write_file, starting with a "# Title" line, then call submit_plan with that path and wait for the user's decision. Revise the same file when asked for changes.`
 
 // prepare sets a run's tools and instructions from its thread's mode.
-func prepare(agent *agentcore.Agent) func(t agentcore.Thread, opts *agentcore.StreamOptions) {
+func prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.Thread, opts *agentcore.StreamOptions) {
 	return func(t agentcore.Thread, opts *agentcore.StreamOptions) {
+		opts.RequestContext = map[string]any{toolkit.WorkspaceKey: ThreadWorkspace(t, wss.Default.Root())}
 		names := make([]string, 0, len(agent.Tools))
 		for n := range agent.ToolSet() {
 			names = append(names, n)
@@ -43,7 +44,7 @@ func prepare(agent *agentcore.Agent) func(t agentcore.Thread, opts *agentcore.St
 				}
 			}
 			opts.Instructions = append(opts.Instructions, agentcore.Text(planInstructions)...)
-			opts.RequestContext = map[string]any{"mode": ModePlan}
+			opts.RequestContext["mode"] = ModePlan
 		} else {
 			for _, n := range names {
 				if !slices.Contains(buildHidden, n) {
@@ -71,7 +72,7 @@ func inPlanMode(tc *agentcore.ToolContext) bool {
 // planGuarded limits a write tool to the plan file while the thread is in
 // Plan mode; in Build mode it writes anywhere in the workspace (behind the
 // approval gate).
-func planGuarded(ws *toolkit.Workspace, t *agentcore.Tool) *agentcore.Tool {
+func planGuarded(wss *toolkit.Workspaces, t *agentcore.Tool) *agentcore.Tool {
 	write := t.Execute
 	return &agentcore.Tool{
 		ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
@@ -82,6 +83,10 @@ func planGuarded(ws *toolkit.Workspace, t *agentcore.Tool) *agentcore.Tool {
 					Path string `json:"path"`
 				}
 				_ = json.Unmarshal(input, &in)
+				ws, err := wss.For(tc)
+				if err != nil {
+					return nil, err
+				}
 				abs, err := ws.Resolve(in.Path)
 				if err != nil {
 					return nil, err
@@ -93,4 +98,13 @@ func planGuarded(ws *toolkit.Workspace, t *agentcore.Tool) *agentcore.Tool {
 			return write(ctx, input, tc)
 		},
 	}
+}
+
+// ThreadWorkspace is the folder a thread's tools work in: its own, or the
+// default.
+func ThreadWorkspace(t agentcore.Thread, def string) string {
+	if w, _ := t.Metadata["workspace"].(string); w != "" {
+		return w
+	}
+	return def
 }

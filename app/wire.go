@@ -52,6 +52,8 @@ type Options struct {
 	// Auth guards the UI server; nil: ui.NewAuth(c.Token). The desktop
 	// shell passes its own to mint the window's launch secret.
 	Auth *ui.Auth
+	// PickFolder, in the desktop shell, opens the native folder picker.
+	PickFolder func(ctx context.Context) (string, error)
 	// Tools are added to the agent's tools (tests register their own).
 	Tools map[string]*agentcore.Tool
 	Log   *slog.Logger
@@ -107,18 +109,22 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Instructions: agentcore.Text(instructions),
 		Model:        model,
 		Models:       m.open,
-		Tools:        toolkit.ReadOnly(ws),
+		Tools:        map[string]*agentcore.Tool{},
 		// A chat message answers an open question (spec §1.1).
 		AutoResumeSuspendedTools: true,
 		Log:                      log,
 	}
 	agent.Tools["ask_user"] = toolkit.AskUserTool()
-	agent.Tools["submit_plan"] = toolkit.SubmitPlanTool(ws.Root())
-	for name, t := range toolkit.Edit(ws) {
-		agent.Tools[name] = t
+	// Workspace tools work in the chat's own folder when it has one.
+	wss := &toolkit.Workspaces{Default: ws}
+	for _, set := range []func(*toolkit.Workspace) map[string]*agentcore.Tool{toolkit.ReadOnly, toolkit.Edit} {
+		for name := range set(ws) {
+			agent.Tools[name] = toolkit.PerThread(wss, func(w *toolkit.Workspace) *agentcore.Tool { return set(w)[name] })
+		}
 	}
+	agent.Tools["submit_plan"] = toolkit.PerThread(wss, func(w *toolkit.Workspace) *agentcore.Tool { return toolkit.SubmitPlanTool(w.Root()) })
 	// In Plan mode write_file may only write the plan.
-	agent.Tools["write_file"] = planGuarded(ws, agent.Tools["write_file"])
+	agent.Tools["write_file"] = planGuarded(wss, agent.Tools["write_file"])
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
 	// Offered only to models whose provider has it (OpenAI, Anthropic).
 	agent.Tools["web_search"] = toolkit.WebSearchTool()
@@ -143,7 +149,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	in.Runtime = agentcore.NewRuntime(db, log, agent)
 	rt = in.Runtime
-	in.Runtime.Prepare = prepare(agent)
+	in.Runtime.Prepare = prepare(agent, wss)
 	in.UI, err = ui.New(ui.Config{
 		Runtime: in.Runtime,
 		Models:  m.list,
@@ -151,11 +157,12 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 			_, err := m.open(spec)
 			return err
 		},
-		Demo:      model == DemoModel,
-		Workspace: ws.Root(),
-		Approvals: gate,
-		Auth:      auth,
-		Log:       log,
+		Demo:       model == DemoModel,
+		Workspace:  ws.Root(),
+		Approvals:  gate,
+		PickFolder: o.PickFolder,
+		Auth:       auth,
+		Log:        log,
 	})
 	if err != nil {
 		in.Close()

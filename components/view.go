@@ -50,6 +50,7 @@ type Chat struct {
 	Mode      string // "build" | "plan"
 	YOLO      bool   // tool calls run without asking
 	Workspace string // the folder the agent works in
+	CanPick   bool   // a native folder picker is available (desktop)
 	Tasks     []Task
 	Plans     []PlanRef // approved plans, newest last
 }
@@ -119,7 +120,7 @@ func title(t string) string {
 // chatSignals are the Datastar signals of a chat: the draft, the rename
 // field and the model picker.
 func chatSignals(c Chat) string {
-	b, _ := json.Marshal(map[string]string{"draft": "", "title": "", "model": c.Model})
+	b, _ := json.Marshal(map[string]string{"draft": "", "title": "", "path": "", "model": c.Model})
 	return string(b)
 }
 

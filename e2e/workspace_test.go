@@ -148,3 +148,45 @@ func TestCommandOutputStreams(t *testing.T) {
 		t.Fatalf("model told %q", got)
 	}
 }
+
+// A chat can work in a folder of its own: its tools use it, other chats
+// keep the default.
+func TestThreadWorkspace(t *testing.T) {
+	p := startParley(t)
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "notes.md"), []byte("only in the other folder\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	wait, handle := pg.MustHandleDialog()
+	go func() { wait(); handle(true, other) }()
+	pg.MustElement("#workspace").MustClick()
+	waitJS(t, pg, `(dir) => document.querySelector('#workspace').dataset.workspace === dir`, other)
+
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "v1", Name: "view", Args: `{"path":"notes.md"}`}}},
+		scripted.Reply{Text: "Read it."},
+	)
+	sendMsg(t, pg, "read the notes")
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Read it.')`)
+	if got := toolResultSeen(p, "v1"); !strings.Contains(got, "only in the other folder") {
+		t.Fatalf("view in the chat's folder gave %q", got)
+	}
+
+	// Another chat still works in the default workspace.
+	id2 := p.newThread()
+	pg2 := p.page("/t/" + id2)
+	if ws := evalString(pg2, `() => document.querySelector('#workspace').dataset.workspace`); ws != p.dir {
+		t.Fatalf("second chat's workspace %q, want %q", ws, p.dir)
+	}
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "v2", Name: "view", Args: `{"path":"notes.md"}`}}},
+		scripted.Reply{Text: "Not here."},
+	)
+	sendMsg(t, pg2, "read the notes")
+	waitJS(t, pg2, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Not here.')`)
+	if got := toolResultSeen(p, "v2"); strings.Contains(got, "only in the other folder") {
+		t.Fatalf("the default workspace saw the other folder: %q", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -356,4 +358,59 @@ func (s *Server) setMeta(w http.ResponseWriter, r *http.Request, key string, val
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// setWorkspace sets the folder a thread's tools work in: {path} from the
+// page, or {pick: true} to choose it with the desktop's folder picker. The
+// folder must exist.
+func (s *Server) setWorkspace(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Path string `json:"path"`
+		Pick bool   `json:"pick"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8192)).Decode(&body); err != nil {
+		s.httpError(w, r, fmt.Errorf("%w: want {\"path\": …} or {\"pick\": true}", errBadRequest))
+		return
+	}
+	path := strings.TrimSpace(body.Path)
+	if body.Pick {
+		if s.cfg.PickFolder == nil {
+			s.httpError(w, r, fmt.Errorf("%w: no folder picker here: give a path", errBadRequest))
+			return
+		}
+		var err error
+		if path, err = s.cfg.PickFolder(r.Context()); err != nil {
+			s.httpError(w, r, err)
+			return
+		}
+		if path == "" {
+			w.WriteHeader(http.StatusNoContent) // cancelled
+			return
+		}
+	}
+	sse := datastar.NewSSE(w, r)
+	if !filepath.IsAbs(path) {
+		_ = sse.PatchElementTempl(components.ComposerError(fmt.Sprintf("Workspace not changed: %q is not an absolute folder path.", path)))
+		return
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		_ = sse.PatchElementTempl(components.ComposerError(fmt.Sprintf("Workspace not changed: %s is not a folder that exists.", path)))
+		return
+	}
+	ctx := r.Context()
+	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	if err != nil {
+		_ = sse.PatchElementTempl(components.ComposerError("Workspace not changed: " + err.Error()))
+		return
+	}
+	meta := map[string]any{}
+	for k, v := range t.Metadata {
+		meta[k] = v
+	}
+	meta["workspace"] = filepath.Clean(path)
+	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
+		_ = sse.PatchElementTempl(components.ComposerError("Workspace not changed: " + err.Error()))
+		return
+	}
+	_ = sse.PatchElementTempl(components.ComposerError(""))
 }

@@ -32,6 +32,9 @@ type Config struct {
 	Demo bool
 	// Workspace is the folder the agent works in, shown in Settings.
 	Workspace string
+	// PickFolder opens a native folder picker (desktop); nil: the page asks
+	// for a path.
+	PickFolder func(ctx context.Context) (string, error)
 	// Approvals edits approval policies (nil: Settings shows none).
 	Approvals ApprovalSettings
 	// Auth guards every request; the zero value lets loopback clients in.
@@ -104,6 +107,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)
 	mux.HandleFunc("POST /t/{id}/mode", s.setMode)
 	mux.HandleFunc("POST /t/{id}/yolo", s.setYOLO)
+	mux.HandleFunc("POST /t/{id}/workspace", s.setWorkspace)
 	mux.HandleFunc("GET /settings", s.settingsPage)
 	mux.HandleFunc("POST /settings/approvals/policy", s.setPolicy)
 	mux.HandleFunc("POST /settings/approvals/revoke", s.revokeRule)

@@ -42,7 +42,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread) (components.Chat,
 	live, running := s.rt.Live(t.ID)
 	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running,
 		Mode: threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true,
-		Workspace: s.cfg.Workspace}
+		Workspace: threadWorkspace(t, s.cfg.Workspace), CanPick: s.cfg.PickFolder != nil}
 	for _, m := range msgs {
 		c.Messages = append(c.Messages, s.messageView(m, live, running, nil))
 	}
@@ -176,4 +176,12 @@ func approvedPlans(t agentcore.Thread) []components.PlanRef {
 		out = append(out, components.PlanRef{Title: cmp.Or(title, "Implementation plan"), Path: path, When: when})
 	}
 	return out
+}
+
+// threadWorkspace is the folder a thread's tools work in.
+func threadWorkspace(t agentcore.Thread, def string) string {
+	if w, _ := t.Metadata["workspace"].(string); w != "" {
+		return w
+	}
+	return def
 }
