@@ -92,7 +92,7 @@ func TestStopKeepsPartialReply(t *testing.T) {
 	pg.MustElement("#draft").MustInput("And now?")
 	pg.Keyboard.MustType(input.Enter)
 	waitJS(t, pg, `() => document.querySelectorAll('#messages .msg-assistant[data-status=complete]').length === 1`)
-	if got := evalString(pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText`); !strings.Contains(got, "Second answer.") {
+	if got := evalString(pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText`); !strings.Contains(got, "Second answer.") {
 		t.Fatalf("second reply = %q", got)
 	}
 }

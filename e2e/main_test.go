@@ -169,10 +169,12 @@ func (p *parley) messages(threadID string) []agentcore.Message {
 	return ms
 }
 
-// waitJS waits until the JS predicate is true on the page.
+// waitJS waits until the JS predicate is true on the page. A predicate
+// that throws (an element not there yet) counts as false, not as a failure.
 func waitJS(t testing.TB, pg *rod.Page, js string, args ...any) {
 	t.Helper()
-	if err := pg.Timeout(waitTimeout).Wait(rod.Eval(js, args...)); err != nil {
+	safe := `function (...a) { try { return !!(` + js + `).apply(this, a) } catch (e) { return false } }`
+	if err := pg.Timeout(waitTimeout).Wait(rod.Eval(safe, args...)); err != nil {
 		t.Fatalf("waiting for %s: %v", js, err)
 	}
 }

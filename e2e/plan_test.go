@@ -160,6 +160,6 @@ func TestTaskPanel(t *testing.T) {
 	p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "t2", Name: "task_write", Args: done}}}, scripted.Reply{Text: "All done."})
 	pg.MustElement("#draft").MustInput("finish")
 	pg.Keyboard.MustType(input.Enter)
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('All done.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('All done.')`)
 	waitJS(t, pg, `() => document.querySelector('#task-panel').hidden`)
 }

@@ -57,7 +57,7 @@ func TestEditPreviewApproveAndFinalDiff(t *testing.T) {
 	if !strings.Contains(lines, `del:	println("hello")`) || !strings.Contains(lines, `add:	println("hello, world")`) || !strings.Contains(lines, "ctx:func main() {") {
 		t.Fatalf("final diff: %s", lines)
 	}
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Done.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Done.')`)
 }
 
 // Always allow is remembered; Deny (with a reason) reaches the model.
@@ -72,7 +72,7 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 	sendMsg(t, pg, "write a")
 	waitJS(t, pg, `() => `+card("w1")+`?.querySelector('[data-approval]') != null`)
 	pg.MustElement(`[data-tool-call-id="w1"] .approve-always`).MustClick()
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Wrote a.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote a.')`)
 
 	p.Model.Push(
 		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w2", Name: "write_file", Args: `{"path":"b.txt","content":"two\n"}`}}},
@@ -96,7 +96,7 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 	sendMsg(t, pg, "write c")
 	waitJS(t, pg, `() => `+card("w3")+`?.querySelector('[data-approval]') != null`)
 	pg.MustElement(`[data-tool-call-id="w3"] .approve-once`).MustClick()
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Wrote c.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote c.')`)
 
 	// A policy changed in Settings applies at once: edits now run unasked.
 	settings.MustElement(`select[data-policy="edit"]`).MustSelect("allow")
@@ -121,7 +121,7 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 	}
 	pg.MustElement(`[data-tool-call-id="x1"] .approval-deny input`).MustInput("keep the build")
 	pg.MustElement(`[data-tool-call-id="x1"] .deny`).MustClick()
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Understood.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Understood.')`)
 	if got := toolResultSeen(p, "x1"); got != "The user denied this tool call; execute_command was not run. Their reason: keep the build" {
 		t.Fatalf("model told %q", got)
 	}
@@ -143,7 +143,7 @@ func TestCommandOutputStreams(t *testing.T) {
 	if strings.Contains(evalString(pg, `() => `+card("c1")+`.querySelector('.tool-progress').textContent`), "step 3") {
 		t.Fatal("the output arrived all at once")
 	}
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('All steps ran.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('All steps ran.')`)
 	if got := toolResultSeen(p, "c1"); !strings.Contains(got, "step 3") {
 		t.Fatalf("model told %q", got)
 	}
@@ -169,7 +169,7 @@ func TestThreadWorkspace(t *testing.T) {
 		scripted.Reply{Text: "Read it."},
 	)
 	sendMsg(t, pg, "read the notes")
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Read it.')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Read it.')`)
 	if got := toolResultSeen(p, "v1"); !strings.Contains(got, "only in the other folder") {
 		t.Fatalf("view in the chat's folder gave %q", got)
 	}
@@ -185,7 +185,7 @@ func TestThreadWorkspace(t *testing.T) {
 		scripted.Reply{Text: "Not here."},
 	)
 	sendMsg(t, pg2, "read the notes")
-	waitJS(t, pg2, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop().innerText.includes('Not here.')`)
+	waitJS(t, pg2, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Not here.')`)
 	if got := toolResultSeen(p, "v2"); strings.Contains(got, "only in the other folder") {
 		t.Fatalf("the default workspace saw the other folder: %q", got)
 	}
