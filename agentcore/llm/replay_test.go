@@ -133,17 +133,7 @@ func TestReplayToolCallAndAnswer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := llmtest.LoadCassette(t, tc.cassette)
-			srv := llmtest.NewReplayServer(t, c)
-			provider, _, _ := strings.Cut(tc.spec, "/")
-			m, err := Open(tc.spec, Config{
-				APIKeys:  map[string]string{provider: "test-key"},
-				BaseURLs: map[string]string{provider: srv.URL + tc.basePath},
-				Getenv:   func(string) string { return "" },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, c, srv := openReplay(t, tc.cassette, tc.spec, tc.basePath)
 
 			// Turn 1: the model calls the weather tool.
 			req := Request{
@@ -221,17 +211,7 @@ func TestReplaySimpleText(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := llmtest.LoadCassette(t, tc.cassette)
-			srv := llmtest.NewReplayServer(t, c)
-			provider, _, _ := strings.Cut(tc.spec, "/")
-			m, err := Open(tc.spec, Config{
-				APIKeys:  map[string]string{provider: "test-key"},
-				BaseURLs: map[string]string{provider: srv.URL + tc.basePath},
-				Getenv:   func(string) string { return "" },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, _, _ := openReplay(t, tc.cassette, tc.spec, tc.basePath)
 			parts, err := collect(t, m, Request{
 				Messages: []Message{
 					{Role: RoleSystem, Text: "You are a helpful assistant"},
@@ -267,4 +247,21 @@ func checkFinish(t *testing.T, parts []Part, reason string) {
 	if u.InputTokens <= 0 || u.OutputTokens <= 0 || u.TotalTokens <= 0 {
 		t.Errorf("usage not read: %+v", u)
 	}
+}
+
+// openReplay opens spec against a local server replaying the cassette.
+func openReplay(t *testing.T, cassette, spec, basePath string) (Model, llmtest.Cassette, *llmtest.ReplayServer) {
+	t.Helper()
+	c := llmtest.LoadCassette(t, cassette)
+	srv := llmtest.NewReplayServer(t, c)
+	provider, _, _ := strings.Cut(spec, "/")
+	m, err := Open(spec, Config{
+		APIKeys:  map[string]string{provider: "test-key"},
+		BaseURLs: map[string]string{provider: srv.URL + basePath},
+		Getenv:   func(string) string { return "" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, c, srv
 }

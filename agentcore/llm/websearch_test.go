@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
-
-	"parley/agentcore/llm/llmtest"
 )
 
 // Replays of fantasy's recorded web-search streams. Only the first turn
@@ -45,17 +43,7 @@ func TestWebSearchReplay(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := llmtest.LoadCassette(t, tc.cassette)
-			srv := llmtest.NewReplayServer(t, c)
-			provider, _, _ := strings.Cut(tc.spec, "/")
-			m, err := Open(tc.spec, Config{
-				APIKeys:  map[string]string{provider: "test-key"},
-				BaseURLs: map[string]string{provider: srv.URL + tc.basePath},
-				Getenv:   func(string) string { return "" },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, c, srv := openReplay(t, tc.cassette, tc.spec, tc.basePath)
 			if err := CheckProviderTool(tc.spec, WebSearch); err != nil {
 				t.Errorf("CheckProviderTool: %v", err)
 			}
