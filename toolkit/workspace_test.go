@@ -37,7 +37,7 @@ func makeTree(t *testing.T, files map[string]string) string {
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("symlinks unavailable: %v", err)
+		t.Skipf("this OS account cannot create symlinks (Windows without developer mode): %v", err)
 	}
 }
 
