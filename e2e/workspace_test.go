@@ -190,3 +190,24 @@ func TestThreadWorkspace(t *testing.T) {
 		t.Fatalf("the default workspace saw the other folder: %q", got)
 	}
 }
+
+// An approval waiting when Parley quits is still there after a restart and
+// can be answered.
+func TestApprovalSurvivesRestart(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "r1", Name: "write_file", Args: `{"path":"kept.txt","content":"kept\n"}`}}})
+	sendMsg(t, pg, "write kept")
+	waitJS(t, pg, `() => `+card("r1")+`.querySelector('[data-approval]') != null`)
+
+	p = p.restart()
+	pg = p.page("/t/" + id)
+	waitJS(t, pg, `() => `+card("r1")+`.dataset.state === 'suspended' && `+card("r1")+`.querySelector('.approve-once') != null`)
+	p.Model.Push(scripted.Reply{Text: "Kept it."})
+	pg.MustElement(`[data-tool-call-id="r1"] .approve-once`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Kept it.')`)
+	if b, err := os.ReadFile(filepath.Join(p.dir, "kept.txt")); err != nil || string(b) != "kept\n" {
+		t.Fatalf("after approving across a restart: %q %v", b, err)
+	}
+}
