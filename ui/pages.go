@@ -198,6 +198,10 @@ func (s *Server) setModel(w http.ResponseWriter, r *http.Request) {
 		_ = sse.MarshalAndPatchSignals(map[string]string{"model": s.threadModel(t)})
 		return
 	}
+	if model == s.threadModel(t) {
+		_ = sse.PatchElementTempl(components.ComposerError(""))
+		return // unchanged: a repeated change event writes nothing
+	}
 	meta := t.Metadata
 	if meta == nil {
 		meta = map[string]any{}
