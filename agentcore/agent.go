@@ -90,6 +90,11 @@ type Agent struct {
 
 	// Tools by the name the model calls them.
 	Tools map[string]*Tool
+	// ToolSource, when set, adds tools that come and go while the app
+	// runs (an MCP server's): it is asked afresh at the start of every
+	// run, so a run sees the set as it was when it started. Tools wins a
+	// name clash. It must be safe for concurrent use and return quickly.
+	ToolSource func() map[string]*Tool
 	// Agents become tools named "agent-<key>"; Workflows "workflow-<key>".
 	Agents    map[string]*Agent
 	Workflows map[string]*Workflow

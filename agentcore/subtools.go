@@ -16,6 +16,11 @@ func (a *Agent) ToolSet() map[string]*Tool { return a.toolset() }
 // toolset is ToolSet. An own tool wins a name clash.
 func (a *Agent) toolset() map[string]*Tool {
 	set := make(map[string]*Tool, len(a.Tools)+len(a.Agents)+len(a.Workflows))
+	if a.ToolSource != nil {
+		for k, t := range a.ToolSource() {
+			set[k] = t
+		}
+	}
 	for k, sub := range a.Agents {
 		set["agent-"+k] = sub.asTool(k)
 	}
