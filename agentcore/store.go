@@ -15,9 +15,10 @@ type ThreadQuery struct {
 
 // MessageQuery selects messages of one thread in sequence order.
 type MessageQuery struct {
-	AfterSeq int64 // only messages with Seq > AfterSeq
-	Limit    int   // 0: no limit; >0 with Last: the last Limit messages
-	Last     bool
+	AfterSeq  int64 // only messages with Seq > AfterSeq
+	BeforeSeq int64 // >0: only messages with Seq < BeforeSeq (the page before a cursor)
+	Limit     int   // 0: no limit; >0 with Last: the last Limit messages
+	Last      bool
 }
 
 // ThreadStore keeps threads (and creates their resource on demand).
@@ -69,5 +70,6 @@ type Store interface {
 	RunStore
 	SettingsStore
 	StateStore
+	SearchStore
 	Close() error
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"parley/agentcore"
 )
@@ -80,13 +81,19 @@ func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, err
 // ListMessages returns messages of a thread in Seq order. An unknown thread
 // has no messages (it is not an error: callers that care ask GetThread).
 func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.MessageQuery) ([]agentcore.Message, error) {
-	query := `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	// Both bounds walk the (thread_id, seq) index: a page of a long
+	// thread costs what a page of a short one does.
+	query := `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?`
 	if q.Last && q.Limit > 0 {
 		// The last Limit, still returned in ascending order.
 		query = `SELECT * FROM (SELECT ` + messageCols + ` FROM messages
-			WHERE thread_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
+			WHERE thread_id = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
 	}
-	rows, err := db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, sqlLimit(q.Limit))
+	before := int64(math.MaxInt64)
+	if q.BeforeSeq > 0 {
+		before = q.BeforeSeq
+	}
+	rows, err := db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, before, sqlLimit(q.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
 	}
