@@ -53,6 +53,7 @@ type Chat struct {
 	CanPick   bool   // a native folder picker is available (desktop)
 	Tasks     []Task
 	Plans     []PlanRef // approved plans, newest last
+	Pager     Pager     // where Messages sit in a long thread
 }
 
 // Task is one item of the pinned task list.
@@ -101,6 +102,7 @@ type Message struct {
 	Note   string // "Stopped", "Interrupted — …"
 	Error  string // the provider's reason
 	Model  string
+	Hit    bool // the message a search opened the chat on: highlighted briefly
 }
 
 // MsgID is the DOM id of a message.

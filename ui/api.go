@@ -35,6 +35,7 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PATCH /api/memory/threads/{threadId}", s.api(s.apiUpdateThread))
 	mux.HandleFunc("DELETE /api/memory/threads/{threadId}", s.api(s.apiDeleteThread))
 	mux.HandleFunc("GET /api/memory/threads/{threadId}/messages", s.api(s.apiListMessages))
+	mux.HandleFunc("GET /api/search", s.api(s.apiSearch))
 	mux.HandleFunc("GET /api/tools", s.api(s.apiListTools))
 	mux.HandleFunc("GET /api/tools/{toolId}", s.api(s.apiGetTool))
 	mux.HandleFunc("POST /api/tools/{toolId}/execute", s.api(s.apiExecuteTool))

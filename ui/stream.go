@@ -34,7 +34,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
 	defer listSub.Close()
 
-	v := &chatStream{s: s, id: id, sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}}
+	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}}
 	// Subscribed first, then the full state: nothing between the page load
 	// and this moment is lost, and what comes twice is idempotent.
 	if err := v.full(ctx); err != nil {
@@ -88,6 +88,7 @@ func (s *Server) logStreamEnd(id string, err error) {
 type chatStream struct {
 	s     *Server
 	id    string
+	at    string // the message the chat opened on (a search hit): full shows its page
 	sse   *datastar.ServerSentEventGenerator
 	shown map[string]bool // message ids in the browser's #messages
 	args  argPreview      // parsers of tool calls being written
@@ -156,7 +157,7 @@ func (v *chatStream) full(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := v.s.chat(ctx, t)
+	c, err := v.s.chat(ctx, t, v.at)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,10 @@ import (
 	"parley/components"
 )
 
-// pageMessages is how many of a thread's latest messages a page shows.
-const pageMessages = 200
+// pageMessages is how many messages one page of a thread holds: several
+// screens of scrollback before the next page loads, while rendering a page
+// stays a few milliseconds (see history.go).
+const pageMessages = 50
 
 // sidebar builds the thread list.
 func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar, error) {
@@ -33,18 +35,21 @@ func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar
 	return sb, nil
 }
 
-// chat builds an open thread's view.
-func (s *Server) chat(ctx context.Context, t agentcore.Thread) (components.Chat, error) {
-	msgs, err := s.rt.Store.ListMessages(ctx, t.ID, agentcore.MessageQuery{Limit: pageMessages, Last: true})
+// chat builds an open thread's view on its latest page or, when at names
+// one of its messages, on the page around that message (highlighted).
+func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (components.Chat, error) {
+	msgs, pager, err := s.messageWindow(ctx, t.ID, at)
 	if err != nil {
-		return components.Chat{}, fmt.Errorf("list messages of %s: %w", t.ID, err)
+		return components.Chat{}, err
 	}
 	live, running := s.rt.Live(t.ID)
 	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running,
 		Mode: threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true,
-		Workspace: threadWorkspace(t, s.cfg.Workspace), CanPick: s.cfg.PickFolder != nil}
+		Workspace: threadWorkspace(t, s.cfg.Workspace), CanPick: s.cfg.PickFolder != nil, Pager: pager}
 	for _, m := range msgs {
-		c.Messages = append(c.Messages, s.messageView(m, live, running, nil))
+		v := s.messageView(m, live, running, nil)
+		v.Hit = m.ID == pager.At
+		c.Messages = append(c.Messages, v)
 	}
 	return c, nil
 }
