@@ -106,6 +106,9 @@ type Agent struct {
 	// chat message answers it (for tools with ResumeFromMessage) instead of
 	// starting a new turn.
 	AutoResumeSuspendedTools bool
+	// DeliveryPolicy decides how notifications reach this agent's
+	// threads; nil is the built-in table (see Runtime.Notify).
+	DeliveryPolicy *DeliveryPolicy
 	// Processors add to the prompt of every model call (Mastra's input
 	// processors: e.g. the task list as state signals).
 	Processors []Processor
@@ -158,6 +161,10 @@ type StreamOptions struct {
 	// Instructions are added after the agent's own for this call (a mode's
 	// rules, say).
 	Instructions Instructions
+	// Signals, when set, are messages sent to the run while it goes: each
+	// model input starts with those delivered since the last one, and a
+	// run that would end reads the late ones first.
+	Signals SignalSource
 }
 
 // ErrNoModel is returned when neither the agent nor the call names a model.

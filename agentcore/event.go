@@ -38,6 +38,15 @@ const (
 	EventMessage EventType = "message" // a message was added to the thread (MessageID)
 	EventThread  EventType = "thread"  // the thread's title, pin or model changed, or it was deleted
 	EventTasks   EventType = "tasks"   // the thread's task list changed
+	// EventMessageUpdated: a message other than the reply being streamed
+	// changed (a queued signal was kept, a reply was closed by a signal).
+	EventMessageUpdated EventType = "message-updated"
+	// EventNotification: the thread's inbox changed.
+	EventNotification EventType = "notification"
+
+	// Run events echoing the signals the model was given (Signal).
+	EventDataUserMessage EventType = "data-user-message"
+	EventDataSignal      EventType = "data-signal"
 )
 
 // FinishSuspended is the finish reason of a run that waits for the user.
@@ -73,6 +82,8 @@ type Event struct {
 	// Transform holds the display and transcript versions of this event's
 	// payload, by target, when a transform applies (spec §3.4).
 	Transform map[string]TransformResult
+	// Signal is the signal a data-signal or data-user-message event echoes.
+	Signal *Signal
 }
 
 // Terminal reports whether the event ends its run.

@@ -24,6 +24,10 @@ func (a *Agent) prompt(messages []Message) []llm.Message {
 			}
 		case RoleAssistant:
 			out = append(out, assistantTurns(m.Content)...)
+		case RoleSignal:
+			if s, ok := SignalOf(m); ok && !s.Transient {
+				out = append(out, llm.Message{Role: llm.RoleUser, Text: s.ModelText()})
+			}
 		}
 	}
 	return out

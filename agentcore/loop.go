@@ -162,6 +162,10 @@ func (r *run) loop(ctx context.Context, model llm.Model, prompt []llm.Message, f
 	maxSteps := cmpOr(r.opts.MaxSteps, r.agent.MaxSteps, DefaultMaxSteps)
 	specs := r.toolSpecs()
 	for step := first; ; step++ {
+		prompt = append(prompt, r.signals(ctx)...)
+		if r.gone {
+			return
+		}
 		if !r.emit(Event{Type: EventStepStart, Step: step}) {
 			return
 		}
@@ -193,12 +197,38 @@ func (r *run) loop(ctx context.Context, model llm.Model, prompt []llm.Message, f
 				return
 			}
 		}
+		if len(out.calls) == 0 && step-first+1 < maxSteps && r.opts.Signals != nil && r.opts.Signals.Pending() {
+			// Sent while the model was answering: it reads them before
+			// the run ends.
+			if out.text != "" {
+				prompt = append(prompt, llm.Message{Role: llm.RoleAssistant, Text: out.text})
+			}
+			continue
+		}
 		if len(out.calls) == 0 || step-first+1 >= maxSteps {
 			r.emit(Event{Type: EventFinish, FinishReason: out.finish, Usage: r.usage})
 			return
 		}
 		prompt = append(prompt, stepMessages(out.text, out.calls, results)...)
 	}
+}
+
+// signals takes the signals delivered since the last model input, echoes
+// them on the stream and returns them as the model reads them.
+func (r *run) signals(ctx context.Context) []llm.Message {
+	if r.opts.Signals == nil {
+		return nil
+	}
+	var out []llm.Message
+	for _, s := range r.opts.Signals.Drain(ctx) {
+		t := EventDataSignal
+		if s.Type == SignalUser {
+			t = EventDataUserMessage
+		}
+		r.emit(Event{Type: t, Signal: &s})
+		out = append(out, llm.Message{Role: llm.RoleUser, Text: s.ModelText()})
+	}
+	return out
 }
 
 // process runs the agent's processors over the prompt of one model call.

@@ -18,8 +18,8 @@ const (
 	RoleSystem    Role = "system"
 )
 
-// MessageStatus is where a message is in its life. Only assistant messages
-// are ever anything but complete.
+// MessageStatus is where a message is in its life. Assistant messages
+// stream; signals and user messages sent while a run goes wait queued.
 type MessageStatus string
 
 const (
@@ -27,6 +27,10 @@ const (
 	StatusComplete    MessageStatus = "complete"    // the run finished it
 	StatusInterrupted MessageStatus = "interrupted" // stopped by the user, or by a crash
 	StatusError       MessageStatus = "error"       // the provider failed; Content keeps what arrived
+	// StatusQueued: a message accepted while a run was going, not yet
+	// read by a model (delivered at the run's next step, or queued to
+	// start the next run).
+	StatusQueued MessageStatus = "queued"
 )
 
 // Resource is the owner of threads (Mastra's resourceId): a user or a workspace.
@@ -61,6 +65,7 @@ type Message struct {
 	ThreadID   string        `json:"threadId"`
 	ResourceID string        `json:"resourceId"`
 	Role       Role          `json:"role"`
+	Type       string        `json:"type,omitempty"` // a signal's tag name
 	Content    Content       `json:"content"`
 	Seq        int64         `json:"-"` // per-thread order, assigned by the store
 	Status     MessageStatus `json:"-"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,9 +43,16 @@ type Runtime struct {
 	Prepare func(t Thread, opts *StreamOptions)
 	agents  []*Agent
 
-	mu   sync.Mutex
-	live map[string]*liveRun // thread id → the run in progress
-	wg   sync.WaitGroup
+	mu     sync.Mutex
+	live   map[string]*liveRun      // thread id → the run in progress
+	lanes  map[string]*sync.Mutex   // thread id → its routing lock (see lane)
+	queued map[string][]queuedTurn // thread id → turns waiting for the run in progress
+	wg     sync.WaitGroup
+
+	// The notification dispatcher (StartNotifications).
+	kick      chan struct{}
+	stopNotes chan struct{}
+	notesDone chan struct{}
 }
 
 // NewRuntime returns a runtime over store with the given agents; the first
@@ -53,7 +61,8 @@ func NewRuntime(store Store, log *slog.Logger, agents ...*Agent) *Runtime {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runtime{Store: store, Bus: NewBus(), Log: log, agents: agents, live: map[string]*liveRun{}}
+	return &Runtime{Store: store, Bus: NewBus(), Log: log, agents: agents,
+		live: map[string]*liveRun{}, lanes: map[string]*sync.Mutex{}, queued: map[string][]queuedTurn{}}
 }
 
 // Agents lists the registered agents, default first.
@@ -76,12 +85,27 @@ func (rt *Runtime) Agent(id string) (*Agent, error) {
 type liveRun struct {
 	run    Run
 	thread Thread
-	msgID  string
+	agent  *Agent
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	// pending are signals delivered to the run and not yet read by its
+	// model; guarded by the thread's lane.
+	pending []Signal
+
+	// wmu serialises the run's store writes of its reply, so a split
+	// (a signal delivered mid-reply) never races a streaming flush.
+	wmu sync.Mutex
+
 	mu      sync.Mutex
+	msgID   string // the reply being written; a delivered signal starts a new one
 	builder contentBuilder
+}
+
+func (l *liveRun) messageID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msgID
 }
 
 func (l *liveRun) content() Content {
@@ -112,7 +136,9 @@ func (rt *Runtime) Live(threadID string) (Live, bool) {
 	if l == nil {
 		return Live{}, false
 	}
-	return Live{Run: l.run, MessageID: l.msgID, Content: l.content()}, true
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Live{Run: l.run, MessageID: l.msgID, Content: l.builder.content()}, true
 }
 
 // SendRequest is a user message for a thread.
@@ -158,20 +184,23 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 		model = agent.Model
 	}
 
+	lane := rt.lane(thread.ID)
+	lane.Lock()
+	defer lane.Unlock()
 	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
 	if err != nil {
 		return Sent{}, err
 	}
 	sent, err := rt.begin(ctx, thread, agent, l, text)
 	if err != nil {
-		rt.release(l)
+		rt.releaseLocked(l)
 		return Sent{}, err
 	}
 	rt.wg.Add(1)
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		// The reply being written is the last message; the model must not
 		// see it.
-		for len(history) > 0 && history[len(history)-1].ID == l.msgID {
+		for len(history) > 0 && history[len(history)-1].ID == l.messageID() {
 			history = history[:len(history)-1]
 		}
 		return agent.Stream(runCtx, history, opts)
@@ -190,6 +219,7 @@ func (rt *Runtime) reserve(ctx context.Context, thread Thread, agent *Agent, mod
 	l := &liveRun{
 		run:    Run{ID: NewID(), ThreadID: thread.ID, AgentID: agent.ID, Model: model, Status: RunRunning, StartedAt: time.Now().UTC()},
 		thread: thread,
+		agent:  agent,
 		cancel: cancel,
 		done:   make(chan struct{}),
 	}
@@ -198,7 +228,8 @@ func (rt *Runtime) reserve(ctx context.Context, thread Thread, agent *Agent, mod
 }
 
 // release frees a thread whose run never started.
-func (rt *Runtime) release(l *liveRun) {
+// The caller holds the thread's lane, so no signal reached it.
+func (rt *Runtime) releaseLocked(l *liveRun) {
 	l.cancel()
 	rt.mu.Lock()
 	delete(rt.live, l.run.ThreadID)
@@ -250,6 +281,9 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 	if model == "" {
 		model = agent.Model
 	}
+	lane := rt.lane(thread.ID)
+	lane.Lock()
+	defer lane.Unlock()
 	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
 	if err != nil {
 		return Run{}, err
@@ -257,17 +291,17 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 	// Checked again under the reservation: a second answer to the same
 	// question must find it answered.
 	if msg, _, err = rt.suspended(ctx, thread.ID, req.ToolCallID); err != nil {
-		rt.release(l)
+		rt.releaseLocked(l)
 		return Run{}, err
 	}
 	l.msgID = msg.ID
 	l.builder.load(msg.Content)
 	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
-		rt.release(l)
+		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("store run: %w", err)
 	}
 	if err := rt.Store.UpdateMessage(ctx, msg.ID, msg.Content, StatusStreaming); err != nil {
-		rt.release(l)
+		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("reopen reply: %w", err)
 	}
 	started := l.run // the run goroutine owns l from here
@@ -307,7 +341,7 @@ func (rt *Runtime) suspendedMessage(ctx context.Context, threadID string, run Ru
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if l := rt.live[threadID]; l != nil && l.run.ID == run.ID {
-		return l.msgID, nil
+		return l.messageID(), nil
 	}
 	return "", nil
 }
@@ -391,20 +425,24 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 		rt.finish(l, Event{Type: EventError, Error: fmt.Sprintf("load thread history: %v", err)})
 		return
 	}
+	// Queued messages reach the model through the run's signals, in the
+	// order they were sent, not from the history.
+	history = slices.DeleteFunc(history, func(m Message) bool { return m.Status == StatusQueued })
 	// The store is written from a goroutine of its own: a slow disk must
 	// never delay a token on its way to the screen.
 	dirty, stop, flushed := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go rt.flusher(l, dirty, stop, flushed)
 
 	last := Event{Type: EventError, Error: "the run ended without a finish"}
-	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.thread.ResourceID}
+	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.thread.ResourceID,
+		Signals: &runSignals{rt: rt, l: l}}
 	if rt.Prepare != nil {
 		if t, err := rt.Store.GetThread(ctx, threadID); err == nil {
 			rt.Prepare(t, &opts) // fresh: a mode may have changed since the run was reserved
 		}
 	}
 	for e := range start(history, opts) {
-		e.MessageID = l.msgID
+		e.MessageID = l.messageID()
 		if e.Terminal() {
 			last = e
 			break
@@ -448,7 +486,7 @@ func (rt *Runtime) flusher(l *liveRun, dirty, stop <-chan struct{}, flushed chan
 // finish writes the final state of the reply and the run, then publishes the
 // terminal event and frees the thread.
 func (rt *Runtime) finish(l *liveRun, e Event) {
-	e.RunID, e.ThreadID, e.MessageID = l.run.ID, l.run.ThreadID, l.msgID
+	e.RunID, e.ThreadID, e.MessageID = l.run.ID, l.run.ThreadID, l.messageID()
 	status, runStatus := StatusComplete, RunDone
 	switch e.Type {
 	case EventFinish:
@@ -479,21 +517,44 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 		rt.Log.Error("store finished run", "run", l.run.ID, "err", err)
 	}
 
+	// The thread changes hands under its lane: a signal sent now either
+	// made it into l.pending or finds the thread idle.
+	lane := rt.lane(l.run.ThreadID)
+	lane.Lock()
+	defer lane.Unlock()
+	leftover := l.pending
+	l.pending = nil
 	rt.mu.Lock()
 	delete(rt.live, l.run.ThreadID)
 	rt.mu.Unlock()
 	rt.Bus.Publish(e)
+	rt.turnover(l, e, leftover)
+	rt.kickNotes() // what waited for the thread to fall idle may go now
 }
 
 // write stores the reply as it stands. Errors are logged: the run goes on
 // and the next write carries the whole content again.
 func (rt *Runtime) write(l *liveRun, status MessageStatus, meta map[string]any) {
-	c := l.content()
-	c.Metadata = meta
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	rt.writeLocked(l, status, meta)
+}
+
+// writeLocked is write with l.wmu held.
+func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string]any) {
+	l.mu.Lock()
+	c, id := l.builder.content(), l.msgID
+	l.mu.Unlock()
+	if len(meta) > 0 && c.Metadata == nil {
+		c.Metadata = map[string]any{}
+	}
+	for k, v := range meta {
+		c.Metadata[k] = v
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := rt.Store.UpdateMessage(ctx, l.msgID, c, status); err != nil {
-		rt.Log.Error("store reply", "message", l.msgID, "err", err)
+	if err := rt.Store.UpdateMessage(ctx, id, c, status); err != nil {
+		rt.Log.Error("store reply", "message", id, "err", err)
 	}
 }
 
@@ -512,29 +573,37 @@ func (rt *Runtime) Stop(threadID string) bool {
 	return true
 }
 
-// Wait blocks until the thread has no run in progress or ctx ends.
+// Wait blocks until the thread has no run in progress (queued turns
+// included) or ctx ends.
 func (rt *Runtime) Wait(ctx context.Context, threadID string) error {
-	rt.mu.Lock()
-	l := rt.live[threadID]
-	rt.mu.Unlock()
-	if l == nil {
-		return nil
-	}
-	select {
-	case <-l.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		rt.mu.Lock()
+		l := rt.live[threadID]
+		rt.mu.Unlock()
+		if l == nil {
+			return nil
+		}
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
 // Close stops every run and waits until their final state is written.
 func (rt *Runtime) Close() {
 	rt.mu.Lock()
+	stop, done := rt.stopNotes, rt.notesDone
+	rt.stopNotes = nil
 	for _, l := range rt.live {
 		l.cancel()
 	}
 	rt.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
 	rt.wg.Wait()
 }
 

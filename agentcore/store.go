@@ -37,6 +37,9 @@ type MessageStore interface {
 	UpdateMessage(ctx context.Context, id string, c Content, s MessageStatus) error
 	GetMessage(ctx context.Context, id string) (Message, error)
 	ListMessages(ctx context.Context, threadID string, q MessageQuery) ([]Message, error)
+	// MoveMessages puts the messages ids, in that order, at the end of
+	// their thread.
+	MoveMessages(ctx context.Context, threadID string, ids ...string) error
 }
 
 // RunStore keeps runs.

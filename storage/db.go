@@ -55,6 +55,7 @@ var _ agentcore.Store = (*DB)(nil)
 type Recovery struct {
 	Messages int // messages left streaming, now interrupted
 	Runs     int // runs left running, now failed
+	Queued   int // messages left queued, now kept as sent
 }
 
 // Open opens (creating it and its directory if needed) the database at path,
@@ -134,6 +135,15 @@ func recoverInterrupted(ctx context.Context, w *sql.DB) (Recovery, error) {
 		}
 		n, _ = res.RowsAffected()
 		r.Runs = int(n)
+		// A message that waited for a run that never read it stays in
+		// the thread as sent: the next run reads it with the rest.
+		res, err = tx.ExecContext(ctx, `UPDATE messages SET status = ? WHERE status = ?`,
+			agentcore.StatusComplete, agentcore.StatusQueued)
+		if err != nil {
+			return fmt.Errorf("keep queued messages: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		r.Queued = int(n)
 		return nil
 	})
 	return r, err

@@ -10,7 +10,7 @@ import (
 	"parley/agentcore"
 )
 
-const messageCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at`
+const messageCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
 
 // AppendMessage stores m as the last message of its thread: Seq is one past
 // the thread's highest, ID and CreatedAt are filled in when empty, Status
@@ -34,10 +34,10 @@ func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore
 		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+messageCols+`)
 			SELECT ?, t.id, coalesce(nullif(?, ''), t.resource_id),
 				coalesce((SELECT max(seq) FROM messages WHERE thread_id = t.id), 0) + 1,
-				?, ?, ?, ?, ?
+				?, ?, ?, ?, ?, ?
 			FROM threads AS t WHERE t.id = ?
 			RETURNING seq, resource_id`,
-			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.ThreadID,
+			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.Type, m.ThreadID,
 		).Scan(&m.Seq, &m.ResourceID)
 		if err != nil {
 			return notFound(err)
@@ -65,6 +65,28 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 		string(content), s, id))
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", id, err)
+	}
+	return nil
+}
+
+// MoveMessages puts the messages ids, in that order, at the end of their
+// thread: a signal delivered into a running reply goes after what the reply
+// had written so far. Every id must belong to the thread.
+func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		for _, id := range ids {
+			err := affected(tx.ExecContext(ctx, `UPDATE messages
+				SET seq = (SELECT max(seq) FROM messages WHERE thread_id = ?) + 1
+				WHERE id = ? AND thread_id = ?`, threadID, id, threadID))
+			if err != nil {
+				return fmt.Errorf("message %s: %w", id, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, ms(now()), threadID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("move messages of thread %s: %w", threadID, err)
 	}
 	return nil
 }
@@ -117,7 +139,7 @@ func scanMessage(s scanner) (agentcore.Message, error) {
 	var content []byte
 	var created int64
 	if err := s.Scan(&m.ID, &m.ThreadID, &m.ResourceID, &m.Seq, &m.Role, &content, &m.Status, &m.RunID,
-		&created); err != nil {
+		&created, &m.Type); err != nil {
 		return agentcore.Message{}, err
 	}
 	if err := json.Unmarshal(content, &m.Content); err != nil {
