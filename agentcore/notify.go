@@ -383,8 +383,9 @@ func (rt *Runtime) StartNotifications() {
 	rt.kick = make(chan struct{}, 1)
 	rt.stopNotes = make(chan struct{})
 	rt.notesDone = make(chan struct{})
+	stop, done, kick := rt.stopNotes, rt.notesDone, rt.kick
 	rt.mu.Unlock()
-	go rt.dispatchLoop()
+	go rt.dispatchLoop(stop, done, kick)
 	rt.kickNotes()
 }
 
@@ -405,16 +406,16 @@ func (rt *Runtime) kickNotes() {
 // noteIdle bounds the dispatcher's sleep when nothing is scheduled.
 const noteIdle = time.Minute
 
-func (rt *Runtime) dispatchLoop() {
-	defer close(rt.notesDone)
+func (rt *Runtime) dispatchLoop(stop <-chan struct{}, done chan<- struct{}, kick <-chan struct{}) {
+	defer close(done)
 	ns, _ := rt.notes()
 	timer := time.NewTimer(noteIdle)
 	defer timer.Stop()
 	for {
 		select {
-		case <-rt.stopNotes:
+		case <-stop:
 			return
-		case <-rt.kick:
+		case <-kick:
 		case <-timer.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
