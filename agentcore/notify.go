@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -266,7 +267,7 @@ func (rt *Runtime) Notify(ctx context.Context, in NotificationInput, to NotifyTa
 
 // noteLane orders the inbox changes of one thread (a separate lock from
 // the signal lane: delivering a notification sends a signal).
-func (rt *Runtime) noteLane(threadID string) interface{ Lock(); Unlock() } {
+func (rt *Runtime) noteLane(threadID string) *sync.Mutex {
 	return rt.lane("notes\x00" + threadID)
 }
 

@@ -44,8 +44,8 @@ type Runtime struct {
 	agents  []*Agent
 
 	mu     sync.Mutex
-	live   map[string]*liveRun      // thread id → the run in progress
-	lanes  map[string]*sync.Mutex   // thread id → its routing lock (see lane)
+	live   map[string]*liveRun     // thread id → the run in progress
+	lanes  map[string]*sync.Mutex  // thread id → its routing lock (see lane)
 	queued map[string][]queuedTurn // thread id → turns waiting for the run in progress
 	wg     sync.WaitGroup
 
