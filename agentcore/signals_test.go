@@ -399,3 +399,55 @@ func TestConcurrentSendersNeverRunTwoLoops(t *testing.T) {
 		}
 	}
 }
+
+// A state lane sends a state once: the same cacheKey and mode again is
+// skipped as unchanged; a new key bumps the version.
+func TestStateSignalLanes(t *testing.T) {
+	rt, srv := newRuntime(t)
+	th := thread(t, rt)
+	to := agentcore.SignalTarget{ThreadID: th.ID}
+	in := agentcore.StateInput{ID: "build", CacheKey: "sha-1", Contents: "build is green", Value: map[string]any{"ok": true}}
+	res, err := rt.SendStateSignal(t.Context(), in, to)
+	if err != nil || res.Skipped || res.Action != agentcore.Persist {
+		t.Fatalf("first: %+v %v", res, err)
+	}
+	again, err := rt.SendStateSignal(t.Context(), in, to)
+	if err != nil || !again.Skipped || again.Reason != "unchanged" {
+		t.Fatalf("same state: %+v %v", again, err)
+	}
+	delta := in
+	delta.Mode = "delta"
+	if res, _ := rt.SendStateSignal(t.Context(), delta, to); res.Skipped {
+		t.Fatal("a delta with the same key is not the same state")
+	}
+	in.CacheKey, in.Contents = "sha-2", "build is red"
+	res, err = rt.SendStateSignal(t.Context(), in, to)
+	if err != nil || res.Skipped {
+		t.Fatalf("new state: %+v %v", res, err)
+	}
+	if v := res.Signal.Metadata["state"].(map[string]any)["version"]; v != 3 {
+		t.Fatalf("version %v, want 3", v)
+	}
+	got, _ := rt.Store.GetThread(t.Context(), th.ID)
+	lanes := got.Metadata["mastra"].(map[string]any)["stateSignals"].(map[string]any)["build"].(map[string]any)
+	if lanes["currentCacheKey"] != "sha-2" || lanes["currentMode"] != "snapshot" || lanes["lastSnapshotSignalId"] != res.Signal.ID {
+		t.Fatalf("tracking %+v", lanes)
+	}
+	if got := shape(messages(t, rt, th.ID)); got != "signal:state(complete) signal:state(complete) signal:state(complete)" {
+		t.Fatalf("thread %s", got)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Fatal("a state update woke the thread")
+	}
+	for _, bad := range []struct {
+		in   agentcore.StateInput
+		want string
+	}{
+		{agentcore.StateInput{CacheKey: "k"}, "state signal id is required"},
+		{agentcore.StateInput{ID: "x"}, "state signal cacheKey is required"},
+	} {
+		if _, err := rt.SendStateSignal(t.Context(), bad.in, to); err == nil || err.Error() != bad.want {
+			t.Fatalf("%+v: %v", bad.in, err)
+		}
+	}
+}
