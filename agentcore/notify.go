@@ -51,7 +51,7 @@ func (in NotificationInput) Check() error {
 	case strings.TrimSpace(in.Summary) == "":
 		return errors.New("notification summary is required")
 	case len(in.Payload) > MaxNotificationPayload:
-		return fmt.Errorf("notification payload is %d bytes, more than the %d allowed", len(in.Payload), MaxNotificationPayload)
+		return fmt.Errorf("notification payload is %d bytes, more than the %d (256 KiB) allowed", len(in.Payload), MaxNotificationPayload)
 	case len(in.Payload) > 0 && !json.Valid(in.Payload):
 		return errors.New("notification payload is not valid JSON")
 	}

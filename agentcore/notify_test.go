@@ -315,7 +315,7 @@ func TestNotifyRejectsBadInput(t *testing.T) {
 		{agentcore.NotificationInput{Source: "s", Summary: "s"}, to, "kind is required"},
 		{agentcore.NotificationInput{Source: "s", Kind: "k"}, to, "summary is required"},
 		{agentcore.NotificationInput{Source: "s", Kind: "k", Summary: "s", Priority: "critical"}, to, `invalid priority "critical"`},
-		{agentcore.NotificationInput{Source: "s", Kind: "k", Summary: "s", Payload: json.RawMessage(`"` + strings.Repeat("x", agentcore.MaxNotificationPayload) + `"`)}, to, "more than the 262144 allowed"},
+		{agentcore.NotificationInput{Source: "s", Kind: "k", Summary: "s", Payload: json.RawMessage(`"` + strings.Repeat("x", agentcore.MaxNotificationPayload) + `"`)}, to, "more than the 262144 (256 KiB) allowed"},
 		{agentcore.NotificationInput{Source: "s", Kind: "k", Summary: "s"}, agentcore.NotifyTarget{ThreadID: "nope"}, "not found"},
 	}
 	for _, c := range cases {

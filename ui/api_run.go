@@ -335,6 +335,9 @@ type chunk struct {
 	RunID   string `json:"runId"`
 	From    string `json:"from"`
 	Payload any    `json:"payload"`
+	// Data and Transient: a data part (the echo of a signal).
+	Data      any  `json:"data,omitempty"`
+	Transient bool `json:"transient,omitempty"`
 }
 
 // chunk turns a run event into Mastra's chunk; thread-level events have none.
@@ -374,6 +377,11 @@ func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 		c.Payload = map[string]any{"error": map[string]string{"name": "Error", "message": e.Error}}
 	case agentcore.EventAbort:
 		c.Payload = map[string]string{}
+	case agentcore.EventDataSignal, agentcore.EventDataUserMessage:
+		if e.Signal == nil {
+			return c, false
+		}
+		c.Data, c.Transient = e.Signal, true
 	default:
 		return c, false
 	}

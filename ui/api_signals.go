@@ -1,0 +1,445 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"parley/agentcore"
+)
+
+// Signals and notifications: Mastra's send-message, queue-message and
+// signals routes, a thread subscription, and Parley's notification inbox
+// (POST /api/notifications lets a CI job, a cron script or a webhook relay
+// notify a thread).
+
+// maxNotificationBody bounds a notification request: its payload may be
+// 256 KiB, and the rest is small. A payload over the limit is named as
+// such, not as a body that is too large.
+const maxNotificationBody = agentcore.MaxNotificationPayload + 64<<10
+
+func (s *Server) signalRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/agents/{agentId}/send-message", s.api(s.apiSendMessage))
+	mux.HandleFunc("POST /api/agents/{agentId}/queue-message", s.api(s.apiQueueMessage))
+	mux.HandleFunc("POST /api/agents/{agentId}/signals", s.api(s.apiSendSignal))
+	mux.HandleFunc("POST /api/agents/{agentId}/state-signals", s.api(s.apiSendStateSignal))
+	mux.HandleFunc("GET /api/agents/{agentId}/threads/{threadId}/subscribe", s.apiSubscribe)
+	mux.HandleFunc("POST /api/notifications", s.apiNotify)
+	mux.HandleFunc("GET /api/notifications", s.api(s.apiListNotifications))
+	mux.HandleFunc("PATCH /api/notifications/{threadId}/{id}", s.api(s.apiUpdateNotification))
+}
+
+// signalOpts are the routing options every signal route takes.
+type signalOpts struct {
+	RunID      string              `json:"runId"`
+	ResourceID string              `json:"resourceId"`
+	ThreadID   string              `json:"threadId"`
+	IfActive   *agentcore.IfActive `json:"ifActive"`
+	IfIdle     *agentcore.IfIdle   `json:"ifIdle"`
+}
+
+func (o signalOpts) target(agentID string) (agentcore.SignalTarget, error) {
+	if o.RunID == "" && o.ThreadID == "" {
+		return agentcore.SignalTarget{}, badRequest("Give a runId, or a resourceId and threadId")
+	}
+	if o.IfIdle != nil && o.ThreadID == "" {
+		return agentcore.SignalTarget{}, badRequest("ifIdle needs a thread target: give resourceId and threadId")
+	}
+	to := agentcore.SignalTarget{RunID: o.RunID, ResourceID: o.ResourceID, ThreadID: o.ThreadID, AgentID: agentID}
+	if o.IfActive != nil {
+		to.IfActive = *o.IfActive
+	}
+	if o.IfIdle != nil {
+		to.IfIdle = *o.IfIdle
+	}
+	return to, nil
+}
+
+// messageBody is a message as Mastra takes it: a string, text parts, or
+// {contents, attributes, metadata}.
+type messageBody struct {
+	text  string
+	attrs agentcore.Attrs
+}
+
+func (m *messageBody) UnmarshalJSON(data []byte) error {
+	var str string
+	if json.Unmarshal(data, &str) == nil {
+		m.text = str
+		return nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(data, &parts) == nil {
+		var texts []string
+		for _, p := range parts {
+			if p.Type != "text" {
+				return fmt.Errorf("message part of type %q: only text parts are supported", p.Type)
+			}
+			texts = append(texts, p.Text)
+		}
+		m.text = strings.Join(texts, "\n")
+		return nil
+	}
+	var obj struct {
+		Contents   json.RawMessage `json:"contents"`
+		Attributes agentcore.Attrs `json:"attributes"`
+	}
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return fmt.Errorf("message must be a string, text parts or {contents, attributes}: %w", err)
+	}
+	var inner messageBody
+	if err := inner.UnmarshalJSON(obj.Contents); err != nil {
+		return err
+	}
+	m.text, m.attrs = inner.text, obj.Attributes
+	return nil
+}
+
+type sendMessageBody struct {
+	signalOpts
+	Message *messageBody `json:"message"`
+}
+
+// signalAnswer is what the signal routes answer.
+type signalAnswer struct {
+	Accepted agentcore.Accepted `json:"accepted"`
+	RunID    string             `json:"runId,omitempty"`
+	Signal   agentcore.Signal   `json:"signal"`
+}
+
+func (s *Server) apiSendMessage(r *http.Request) (any, error) {
+	return s.sendMessage(r, false)
+}
+
+func (s *Server) apiQueueMessage(r *http.Request) (any, error) {
+	return s.sendMessage(r, true)
+}
+
+func (s *Server) sendMessage(r *http.Request, queue bool) (any, error) {
+	agent, err := s.apiAgent(r.PathValue("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	var b sendMessageBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	if b.Message == nil || strings.TrimSpace(b.Message.text) == "" {
+		return nil, badRequest("message is required and must not be empty")
+	}
+	to, err := b.target(agent.ID)
+	if err != nil {
+		return nil, err
+	}
+	var acc agentcore.Accepted
+	var sig agentcore.Signal
+	if queue {
+		if to.ThreadID == "" {
+			return nil, badRequest("queue-message needs a thread: give resourceId and threadId")
+		}
+		acc, sig, err = s.rt.QueueMessage(r.Context(), b.Message.text, to)
+	} else {
+		acc, sig, err = s.rt.SendMessage(r.Context(), b.Message.text, b.Message.attrs, to)
+	}
+	if err != nil {
+		return nil, signalError(err)
+	}
+	return signalAnswer{Accepted: acc, RunID: acc.RunID, Signal: sig}, nil
+}
+
+type sendSignalBody struct {
+	signalOpts
+	Signal *struct {
+		ID         string          `json:"id"`
+		Type       string          `json:"type"`
+		TagName    string          `json:"tagName"`
+		Contents   *messageBody    `json:"contents"`
+		Attributes agentcore.Attrs `json:"attributes"`
+		Metadata   map[string]any  `json:"metadata"`
+		Transient  bool            `json:"transient"`
+	} `json:"signal"`
+}
+
+func (s *Server) apiSendSignal(r *http.Request) (any, error) {
+	agent, err := s.apiAgent(r.PathValue("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	var b sendSignalBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	if b.Signal == nil {
+		return nil, badRequest("signal is required")
+	}
+	to, err := b.target(agent.ID)
+	if err != nil {
+		return nil, err
+	}
+	in := agentcore.Signal{ID: b.Signal.ID, Type: agentcore.SignalType(b.Signal.Type), TagName: b.Signal.TagName,
+		Attributes: b.Signal.Attributes, Metadata: b.Signal.Metadata, Transient: b.Signal.Transient}
+	if b.Signal.Contents != nil {
+		in.Contents = b.Signal.Contents.text
+	}
+	acc, sig, err := s.rt.SendSignal(r.Context(), in, to)
+	if err != nil {
+		return nil, signalError(err)
+	}
+	return signalAnswer{Accepted: acc, RunID: acc.RunID, Signal: sig}, nil
+}
+
+type stateSignalBody struct {
+	signalOpts
+	State *agentcore.StateInput `json:"state"`
+}
+
+func (s *Server) apiSendStateSignal(r *http.Request) (any, error) {
+	agent, err := s.apiAgent(r.PathValue("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	var b stateSignalBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	if b.State == nil {
+		return nil, badRequest("state is required")
+	}
+	to, err := b.target(agent.ID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.rt.SendStateSignal(r.Context(), *b.State, to)
+	if err != nil {
+		return nil, signalError(err)
+	}
+	return res, nil
+}
+
+// signalError gives routing and validation failures their status: what
+// the caller got wrong is a 400, a missing thread or run a 404.
+func signalError(err error) error {
+	switch {
+	case errors.Is(err, agentcore.ErrNoActiveRun), errors.Is(err, agentcore.ErrNotFound):
+		return &apiError{http.StatusNotFound, err.Error()}
+	case errors.Is(err, agentcore.ErrNoNotifications):
+		return err
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return err
+	}
+	msg := err.Error()
+	for _, prefix := range []string{"Invalid signal", "invalid ", "state signal", "state signals", "the message is empty", "notification ", "a defer decision", "Invalid "} {
+		if strings.HasPrefix(msg, prefix) {
+			return badRequest("%s", msg)
+		}
+	}
+	return err
+}
+
+// notifyBody is a notification plus the thread it is for.
+type notifyBody struct {
+	agentcore.NotificationInput
+	ResourceID string `json:"resourceId"`
+	ThreadID   string `json:"threadId"`
+	AgentID    string `json:"agentId"`
+}
+
+// apiNotify files a notification: 201 with what became of it.
+func (s *Server) apiNotify(w http.ResponseWriter, r *http.Request) {
+	res, err := s.notify(w, r)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, res)
+}
+
+func (s *Server) notify(w http.ResponseWriter, r *http.Request) (agentcore.NotifyResult, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxNotificationBody)
+	var b notifyBody
+	if err := decodeBody(r, &b); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusRequestEntityTooLarge {
+			return agentcore.NotifyResult{}, &apiError{http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("Notification too large: the payload may be at most %d bytes (256 KiB)", agentcore.MaxNotificationPayload)}
+		}
+		return agentcore.NotifyResult{}, err
+	}
+	if b.ThreadID == "" {
+		return agentcore.NotifyResult{}, badRequest("threadId is required")
+	}
+	if err := b.Check(); err != nil {
+		status := http.StatusBadRequest
+		if len(b.Payload) > agentcore.MaxNotificationPayload {
+			status = http.StatusRequestEntityTooLarge
+		}
+		return agentcore.NotifyResult{}, &apiError{status, err.Error()}
+	}
+	if b.AgentID != "" {
+		if _, err := s.apiAgent(b.AgentID); err != nil {
+			return agentcore.NotifyResult{}, err
+		}
+	}
+	res, err := s.rt.Notify(r.Context(), b.NotificationInput, agentcore.NotifyTarget{ResourceID: b.ResourceID, ThreadID: b.ThreadID, AgentID: b.AgentID})
+	if err != nil {
+		return agentcore.NotifyResult{}, signalError(err)
+	}
+	return res, nil
+}
+
+// apiListNotifications lists inbox records: ?threadId, status, priority,
+// source (each repeatable or comma-separated), q, limit.
+func (s *Server) apiListNotifications(r *http.Request) (any, error) {
+	q, err := notificationQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.rt.Notifications(r.Context(), q)
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []agentcore.Notification{}
+	}
+	return map[string]any{"notifications": list}, nil
+}
+
+func notificationQuery(r *http.Request) (agentcore.NotificationQuery, error) {
+	v := r.URL.Query()
+	q := agentcore.NotificationQuery{ThreadID: v.Get("threadId"), Text: v.Get("q")}
+	for _, st := range splitParam(v["status"]) {
+		switch agentcore.NotificationStatus(st) {
+		case agentcore.NotePending, agentcore.NoteDelivered, agentcore.NoteSeen, agentcore.NoteDismissed,
+			agentcore.NoteArchived, agentcore.NoteDiscarded, agentcore.NoteFailed:
+			q.Statuses = append(q.Statuses, agentcore.NotificationStatus(st))
+		default:
+			return q, badRequest("invalid status %q", st)
+		}
+	}
+	for _, p := range splitParam(v["priority"]) {
+		pr, err := agentcore.ParsePriority(p)
+		if err != nil {
+			return q, badRequest("%v", err)
+		}
+		q.Priorities = append(q.Priorities, pr)
+	}
+	q.Sources = splitParam(v["source"])
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return q, badRequest("limit must be a non-negative number, not %q", l)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+func splitParam(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// apiUpdateNotification marks a record seen, dismissed or archived, or
+// snoozes it: {status} or {snoozeMinutes}.
+func (s *Server) apiUpdateNotification(r *http.Request) (any, error) {
+	var b struct {
+		Status        string `json:"status"`
+		SnoozeMinutes int    `json:"snoozeMinutes"`
+	}
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	threadID, id := r.PathValue("threadId"), r.PathValue("id")
+	var n agentcore.Notification
+	var err error
+	switch {
+	case b.SnoozeMinutes > 0:
+		n, err = s.rt.SnoozeNotification(r.Context(), threadID, id, time.Now().Add(time.Duration(b.SnoozeMinutes)*time.Minute))
+	case b.Status != "":
+		n, err = s.rt.SetNotificationStatus(r.Context(), threadID, id, agentcore.NotificationStatus(b.Status))
+		if err != nil && !errors.Is(err, agentcore.ErrNotFound) {
+			return nil, badRequest("%v", err)
+		}
+	default:
+		return nil, badRequest("give status (seen, dismissed, archived) or snoozeMinutes")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"notification": n}, nil
+}
+
+// keepAlive is how often an idle subscription says it is still there.
+const keepAlive = 25 * time.Second
+
+// apiSubscribe streams every run of a thread as Mastra chunks, one run
+// after another, until the client leaves (subscribeToThread). Leaving
+// stops nothing.
+func (s *Server) apiSubscribe(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	threadID := r.PathValue("threadId")
+	if _, err := s.rt.Store.GetThread(r.Context(), threadID); err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	sub := s.rt.Bus.Subscribe(threadID)
+	defer sub.Close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			_ = rc.Flush()
+			continue
+		case <-sub.Ready():
+		}
+		for _, e := range sub.Drain() {
+			run := &apiRun{id: e.RunID, messageID: e.MessageID}
+			c, ok := run.chunk(e)
+			if !ok {
+				continue
+			}
+			data, err := json.Marshal(c)
+			if err != nil {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+				return
+			}
+		}
+		_ = rc.Flush()
+	}
+}
