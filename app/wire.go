@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	"parley/agentcore/scripted"
 	"parley/storage"
 	"parley/toolkit"
+	"parley/toolkit/mcp"
 	"parley/ui"
 )
 
@@ -38,6 +40,8 @@ type Instance struct {
 	Runtime *agentcore.Runtime
 	UI      *ui.Server
 	Demo    *scripted.Server // the demo model's server, when running on demo/scripted
+	MCP     *mcp.Manager     // the MCP servers and their tools
+	Keys    *KeyStore        // provider keys saved in Settings
 	Log     *slog.Logger
 }
 
@@ -56,7 +60,13 @@ type Options struct {
 	PickFolder func(ctx context.Context) (string, error)
 	// Tools are added to the agent's tools (tests register their own).
 	Tools map[string]*agentcore.Tool
-	Log   *slog.Logger
+	// Keyring keeps provider keys; nil: the OS keyring (keys fall back
+	// to a file in the data folder when it cannot be used).
+	Keyring Keyring
+	// MCP adjusts the MCP servers' timeouts; Env defaults to Parley's
+	// environment without its keys.
+	MCP mcp.Options
+	Log *slog.Logger
 }
 
 // Open wires a Parley instance. Close it when done.
@@ -81,15 +91,34 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	if r := db.Recovered(); r.Messages > 0 || r.Runs > 0 {
 		log.Info("marked what the last shutdown cut off as interrupted", "messages", r.Messages, "runs", r.Runs)
 	}
+	keys, err := OpenKeys(c.DataDir, o.Keyring)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	in.Keys = keys
+	prefs, err := loadPreferences(ctx, db)
+	if err != nil {
+		log.Warn("preferences unreadable; using the defaults", "err", err)
+	}
+	sv := &settings{store: db, keys: keys, base: o.LLM, mcpFile: mcpFilePath(c.DataDir), prefs: prefs}
 
+	m := &models{cfg: sv.llmConfig(), cache: map[string]llm.Model{}}
+	sv.models = m
 	model := c.Model
+	if model == "" && !c.Demo && prefs.DefaultModel != "" {
+		if _, err := m.open(prefs.DefaultModel); err == nil {
+			model = prefs.DefaultModel
+		} else {
+			log.Warn("the default model of Settings cannot be used; picking another", "model", prefs.DefaultModel, "err", err)
+		}
+	}
 	if c.Demo || model == "" {
-		model = pickModel(o.LLM)
+		model = pickModel(sv.llmConfig())
 	}
 	if c.Demo {
 		model = DemoModel
 	}
-	m := &models{cfg: o.LLM, cache: map[string]llm.Model{}}
 	if model == DemoModel || o.Scripted != nil {
 		m.demo = o.Scripted
 		if m.demo == nil {
@@ -128,7 +157,26 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
 	// Offered only to models whose provider has it (OpenAI, Anthropic).
 	agent.Tools["web_search"] = toolkit.WebSearchTool()
-	gate := &approvalGate{store: db, workspace: ws.Root(), category: toolkit.Category, toolNames: func() []string {
+	// MCP servers start in the background; their tools join each run as
+	// they are when it starts.
+	mcpOpts := o.MCP
+	if mcpOpts.Env == nil {
+		mcpOpts.Env = toolkit.CommandEnv(os.Environ())
+	}
+	if mcpOpts.Log == nil {
+		mcpOpts.Log = log
+	}
+	in.MCP = mcp.NewManager(mcpOpts)
+	sv.mcp = in.MCP
+	agent.ToolSource = in.MCP.Tools
+	sv.applyMCP(ctx)
+	category := func(name string) string {
+		if _, own := agent.Tools[name]; !own && in.MCP.Offers(name) {
+			return toolkit.CategoryMCP
+		}
+		return toolkit.Category(name)
+	}
+	gate := &approvalGate{store: db, workspace: ws.Root(), category: category, toolNames: func() []string {
 		names := make([]string, 0, len(agent.Tools))
 		for n := range agent.ToolSet() {
 			names = append(names, n)
@@ -150,6 +198,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	in.Runtime = agentcore.NewRuntime(db, log, agent)
 	rt = in.Runtime
 	in.Runtime.Prepare = prepare(agent, wss)
+	in.Runtime.StartNotifications()
 	in.UI, err = ui.New(ui.Config{
 		Runtime: in.Runtime,
 		Models:  m.list,
@@ -160,6 +209,8 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Demo:       model == DemoModel,
 		Workspace:  ws.Root(),
 		Approvals:  gate,
+		Providers:  sv,
+		MCP:        sv,
 		PickFolder: o.PickFolder,
 		Auth:       auth,
 		Log:        log,
@@ -179,6 +230,9 @@ func (in *Instance) Close() {
 	}
 	if in.Runtime != nil {
 		in.Runtime.Close()
+	}
+	if in.MCP != nil {
+		in.MCP.Close()
 	}
 	if in.Demo != nil {
 		in.Demo.Close()
@@ -238,9 +292,20 @@ func (m *models) open(spec string) (llm.Model, error) {
 	return lm, nil
 }
 
+// setConfig changes the provider configuration (a key or address saved
+// in Settings): models are opened afresh from now on.
+func (m *models) setConfig(cfg llm.Config) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cfg = cfg
+	clear(m.cache)
+}
+
 // list is what the model picker offers: the demo model in demo mode, and
 // the defaults of every provider with a key.
 func (m *models) list() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var out []string
 	if m.demo != nil {
 		out = append(out, DemoModel)

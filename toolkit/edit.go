@@ -23,6 +23,7 @@ const (
 	CategoryEdit    = "edit"
 	CategoryExecute = "execute"
 	CategoryWeb     = "web"
+	CategoryMCP     = "mcp" // the tools of MCP servers (the app knows which)
 	CategoryOther   = "other"
 )
 

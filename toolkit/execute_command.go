@@ -316,6 +316,10 @@ func tailLines(s string, maxLines, maxBytes int) (tail string, cut bool) {
 var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY",
 	"OPENROUTER_API_KEY", "OPENAI_COMPATIBLE_API_KEY", "PARLEY_TOKEN"}
 
+// CommandEnv is env without Parley's own credentials: the environment of
+// any program Parley starts for the model (a command, an MCP server).
+func CommandEnv(env []string) []string { return commandEnv(env) }
+
 // commandEnv is the environment of a command: Parley's, without its keys.
 func commandEnv(env []string) []string {
 	out := make([]string, 0, len(env))

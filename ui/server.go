@@ -37,6 +37,10 @@ type Config struct {
 	PickFolder func(ctx context.Context) (string, error)
 	// Approvals edits approval policies (nil: Settings shows none).
 	Approvals ApprovalSettings
+	// Providers edits provider keys and addresses, the default model and
+	// the theme; MCP the MCP servers (nil: Settings shows none).
+	Providers ProviderSettings
+	MCP       MCPSettings
 	// Auth guards every request; the zero value lets loopback clients in.
 	Auth *Auth
 	Log  *slog.Logger
@@ -111,11 +115,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/mode", s.setMode)
 	mux.HandleFunc("POST /t/{id}/yolo", s.setYOLO)
 	mux.HandleFunc("POST /t/{id}/workspace", s.setWorkspace)
-	mux.HandleFunc("GET /settings", s.settingsPage)
-	mux.HandleFunc("POST /settings/approvals/policy", s.setPolicy)
-	mux.HandleFunc("POST /settings/approvals/revoke", s.revokeRule)
+	s.settingsRoutes(mux)
 	s.apiRoutes(mux)
-	return s.guard(mux)
+	return s.guard(s.themed(mux))
 }
 
 func (s *Server) staticHandler() http.Handler {

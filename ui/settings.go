@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
+
+	"github.com/starfederation/datastar-go/datastar"
 
 	"parley/components"
 )
@@ -18,27 +22,144 @@ type ApprovalSettings interface {
 	Revoke(ctx context.Context, index int) error
 }
 
+// ProviderSettings reads and changes the providers' keys and addresses,
+// the default model and the theme (the app owns where they are kept).
+// Keys go in and never come out: Providers describes them only.
+type ProviderSettings interface {
+	Providers(ctx context.Context) ([]components.ProviderView, error)
+	KeysNote() string
+	SetKey(ctx context.Context, provider, key string) error
+	DeleteKey(ctx context.Context, provider string) error
+	SetBaseURL(ctx context.Context, provider, url string) error
+	// TestProvider makes a real request with the settings as they stand.
+	TestProvider(ctx context.Context, provider string) (string, error)
+	DefaultModel(ctx context.Context) string
+	SetDefaultModel(ctx context.Context, model string) error
+	Theme() string
+	SetTheme(ctx context.Context, theme string) error
+}
+
+// MCPSettings reads and changes the MCP servers and reports their state.
+type MCPSettings interface {
+	MCP(ctx context.Context) (components.MCPView, error)
+	MCPServers() []components.MCPServer
+	// MCPChanged is closed at the next change of a server's state.
+	MCPChanged() <-chan struct{}
+	MCPForm(ctx context.Context, name string) (components.MCPForm, error)
+	SaveMCP(ctx context.Context, f components.MCPForm) error
+	RemoveMCP(ctx context.Context, name string) error
+	RestartMCP(ctx context.Context, name string) error
+}
+
+// settingsRoutes are the Settings page and its commands.
+func (s *Server) settingsRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /settings", s.settingsPage)
+	mux.HandleFunc("POST /settings/approvals/policy", s.setPolicy)
+	mux.HandleFunc("POST /settings/approvals/revoke", s.revokeRule)
+	mux.HandleFunc("POST /settings/theme", s.setTheme)
+	mux.HandleFunc("POST /settings/model", s.setDefaultModel)
+	mux.HandleFunc("POST /settings/providers/{provider}/key", s.setKey)
+	mux.HandleFunc("POST /settings/providers/{provider}/key/delete", s.deleteKey)
+	mux.HandleFunc("POST /settings/providers/{provider}/base", s.setBaseURL)
+	mux.HandleFunc("POST /settings/providers/{provider}/test", s.testProvider)
+	mux.HandleFunc("POST /settings/mcp", s.saveMCP)
+	mux.HandleFunc("POST /settings/mcp/{name}/delete", s.removeMCP)
+	mux.HandleFunc("POST /settings/mcp/{name}/restart", s.restartMCP)
+	mux.HandleFunc("GET /settings/mcp/stream", s.mcpStream)
+}
+
+// themed renders every page in the theme chosen in Settings.
+func (s *Server) themed(next http.Handler) http.Handler {
+	if s.cfg.Providers == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(components.WithTheme(r.Context(), s.cfg.Providers.Theme())))
+	})
+}
+
 func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	sb, err := s.sidebar(ctx, "")
+	page, err := s.settingsView(r.Context())
 	if err != nil {
 		s.httpError(w, r, err)
 		return
 	}
-	page := components.Settings{Sidebar: sb, Workspace: s.cfg.Workspace, Demo: s.cfg.Demo}
+	q := r.URL.Query()
+	if msg := q.Get("saved"); msg != "" {
+		page.Flash = components.Flash{Target: q.Get("at"), Message: msg}
+	}
+	if name := q.Get("mcp"); name != "" && s.cfg.MCP != nil {
+		if page.MCPForm, err = s.cfg.MCP.MCPForm(r.Context(), name); err != nil {
+			page.Flash = components.Flash{Target: "mcp", Message: err.Error(), Error: true}
+		}
+	}
+	s.renderSettings(w, r, http.StatusOK, page)
+}
+
+// settingsView is the page as things stand.
+func (s *Server) settingsView(ctx context.Context) (components.Settings, error) {
+	sb, err := s.sidebar(ctx, "")
+	if err != nil {
+		return components.Settings{}, err
+	}
+	page := components.Settings{Sidebar: sb, Workspace: s.cfg.Workspace, Demo: s.cfg.Demo, Theme: "system"}
 	if a, err := s.rt.Agent(""); err == nil {
 		page.Model = a.Model
 	}
+	page.Models = s.cfg.Models()
 	if s.cfg.Approvals != nil {
 		if page.Categories, page.Rules, err = s.cfg.Approvals.Policies(ctx); err != nil {
-			s.httpError(w, r, err)
-			return
+			return page, err
 		}
 	}
+	if p := s.cfg.Providers; p != nil {
+		if page.Providers, err = p.Providers(ctx); err != nil {
+			return page, err
+		}
+		page.KeysNote, page.DefaultModel, page.Theme = p.KeysNote(), p.DefaultModel(ctx), p.Theme()
+	}
+	if m := s.cfg.MCP; m != nil {
+		if page.MCP, err = m.MCP(ctx); err != nil {
+			return page, err
+		}
+	}
+	return page, nil
+}
+
+func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status int, page components.Settings) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := components.SettingsPage(page).Render(ctx, w); err != nil {
+	w.WriteHeader(status)
+	if err := components.SettingsPage(page).Render(r.Context(), w); err != nil {
 		s.log.Warn("render settings", "err", err)
 	}
+}
+
+// settingsDone answers a settings form: back to the page with the outcome
+// by its section (post/redirect/get), or the page again with the error
+// and what was typed, except a key.
+func (s *Server) settingsDone(w http.ResponseWriter, r *http.Request, target, ok string, err error, keep func(*components.Settings)) {
+	if err == nil {
+		http.Redirect(w, r, "/settings?"+url.Values{"at": {target}, "saved": {ok}}.Encode()+"#"+anchor(target), http.StatusSeeOther)
+		return
+	}
+	page, verr := s.settingsView(r.Context())
+	if verr != nil {
+		s.httpError(w, r, verr)
+		return
+	}
+	page.Flash = components.Flash{Target: target, Message: err.Error(), Error: true}
+	if keep != nil {
+		keep(&page)
+	}
+	s.renderSettings(w, r, http.StatusBadRequest, page)
+}
+
+func anchor(target string) string {
+	switch target {
+	case "model", "mcp":
+		return target
+	}
+	return "provider-" + target
 }
 
 func (s *Server) setPolicy(w http.ResponseWriter, r *http.Request) {
@@ -72,4 +193,173 @@ func (s *Server) revokeRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/settings", http.StatusSeeOther)
+}
+
+// providers is the provider settings, or a 400 when there are none.
+func (s *Server) providers(w http.ResponseWriter, r *http.Request) (ProviderSettings, bool) {
+	if s.cfg.Providers == nil {
+		s.httpError(w, r, fmt.Errorf("%w: providers are not configurable here", errBadRequest))
+		return nil, false
+	}
+	return s.cfg.Providers, true
+}
+
+// setTheme is a Datastar post: the page has applied the theme already.
+func (s *Server) setTheme(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		Theme string `json:"theme"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil {
+		s.httpError(w, r, fmt.Errorf("%w: want {theme}", errBadRequest))
+		return
+	}
+	if err := p.SetTheme(r.Context(), body.Theme); err != nil {
+		s.httpError(w, r, fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) setDefaultModel(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	model := strings.TrimSpace(r.PostFormValue("model"))
+	err := p.SetDefaultModel(r.Context(), model)
+	msg := "Saved: new chats use " + model + " from the next start."
+	if model == "" {
+		msg = "Cleared: Parley picks the model at start."
+	}
+	s.settingsDone(w, r, "model", msg, err, func(page *components.Settings) { page.DefaultModel = model })
+}
+
+func (s *Server) setKey(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	provider := r.PathValue("provider")
+	err := p.SetKey(r.Context(), provider, r.PostFormValue("key"))
+	s.settingsDone(w, r, provider, "Key saved.", err, nil)
+}
+
+func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	provider := r.PathValue("provider")
+	s.settingsDone(w, r, provider, "Key removed.", p.DeleteKey(r.Context(), provider), nil)
+}
+
+func (s *Server) setBaseURL(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	provider, u := r.PathValue("provider"), r.PostFormValue("url")
+	err := p.SetBaseURL(r.Context(), provider, u)
+	s.settingsDone(w, r, provider, "Address saved.", err, func(page *components.Settings) {
+		for i := range page.Providers {
+			if page.Providers[i].Name == provider {
+				page.Providers[i].BaseURL = u
+			}
+		}
+	})
+}
+
+// testProvider is a Datastar post: the outcome replaces the provider's
+// test line.
+func (s *Server) testProvider(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	provider := r.PathValue("provider")
+	msg, err := p.TestProvider(r.Context(), provider)
+	if err != nil {
+		msg = err.Error()
+	}
+	sse := datastar.NewSSE(w, r)
+	_ = sse.PatchElementTempl(components.TestResult(provider, msg, err == nil))
+}
+
+func (s *Server) mcpSettings(w http.ResponseWriter, r *http.Request) (MCPSettings, bool) {
+	if s.cfg.MCP == nil {
+		s.httpError(w, r, fmt.Errorf("%w: MCP servers are not configurable here", errBadRequest))
+		return nil, false
+	}
+	return s.cfg.MCP, true
+}
+
+func (s *Server) saveMCP(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.mcpSettings(w, r)
+	if !ok {
+		return
+	}
+	f := components.MCPForm{
+		Original: r.PostFormValue("original"), Name: strings.TrimSpace(r.PostFormValue("name")),
+		Command: r.PostFormValue("command"), Args: r.PostFormValue("args"), Env: r.PostFormValue("env"),
+		URL: r.PostFormValue("url"), Headers: r.PostFormValue("headers"),
+	}
+	err := m.SaveMCP(r.Context(), f)
+	if err == nil {
+		http.Redirect(w, r, "/settings?"+url.Values{"at": {"mcp"}, "saved": {"Saved " + f.Name + "; it starts in the background."}}.Encode()+"#mcp", http.StatusSeeOther)
+		return
+	}
+	page, verr := s.settingsView(r.Context())
+	if verr != nil {
+		s.httpError(w, r, verr)
+		return
+	}
+	f.Error = err.Error()
+	page.MCPForm = f
+	s.renderSettings(w, r, http.StatusBadRequest, page)
+}
+
+func (s *Server) removeMCP(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.mcpSettings(w, r)
+	if !ok {
+		return
+	}
+	name := r.PathValue("name")
+	s.settingsDone(w, r, "mcp", "Removed "+name+".", m.RemoveMCP(r.Context(), name), nil)
+}
+
+func (s *Server) restartMCP(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.mcpSettings(w, r)
+	if !ok {
+		return
+	}
+	name := r.PathValue("name")
+	s.settingsDone(w, r, "mcp", "Restarting "+name+".", m.RestartMCP(r.Context(), name), nil)
+}
+
+// mcpStream keeps the Settings page's server list live: one patch now and
+// one after each change of a server's state or tools.
+func (s *Server) mcpStream(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.mcpSettings(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	context.AfterFunc(s.ctx, cancel)
+	sse := datastar.NewSSE(w, r, datastar.WithContext(ctx))
+	for {
+		changed := m.MCPChanged() // before reading: a change in between is not lost
+		if err := sse.PatchElementTempl(components.MCPServers(m.MCPServers())); err != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
 }

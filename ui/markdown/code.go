@@ -234,26 +234,35 @@ func fillCodeBlocks(doc string, bodies []string) (string, error) {
 // CodeCSS returns the stylesheet for highlighted code, e.g.
 // CodeCSS("github", "github-dark"): the light chroma style under
 // prefers-color-scheme: light and the dark one under prefers-color-scheme:
-// dark. Both halves are media-scoped because a style leaves tokens it does
-// not colour to the cascade, so unscoped light rules would paint dark text
-// onto the dark background. Every rule sits under .chroma, so nothing leaks
-// onto the rest of the page. Unknown style names fall back to chroma's
-// default style.
+// dark, each unless the page forces the other theme, then each again for
+// a page that forces it (data-theme="light" or "dark" on <html>, set in
+// Settings). The halves never overlap because a style leaves tokens it
+// does not colour to the cascade, so light rules would paint dark text
+// onto the dark background. Every rule sits under .chroma, so nothing
+// leaks onto the rest of the page. Unknown style names fall back to
+// chroma's default style.
 func CodeCSS(light, dark string) string {
 	var b strings.Builder
-	for _, s := range []struct{ scheme, style string }{{"light", light}, {"dark", dark}} {
+	for _, s := range []struct{ scheme, other, style string }{{"light", "dark", light}, {"dark", "light", dark}} {
 		var css strings.Builder
 		// Writing to a strings.Builder cannot fail.
 		_ = cssFormatter.WriteCSS(&css, styles.Get(s.style))
-		b.WriteString("@media (prefers-color-scheme: " + s.scheme + ") {\n")
+		var rules []string
 		for line := range strings.Lines(css.String()) {
 			// chroma also writes a bare .bg rule, which would style any
 			// element of the page that happens to use that class.
 			if strings.HasPrefix(line, ".chroma") {
-				b.WriteString(line)
+				rules = append(rules, line)
 			}
 		}
+		b.WriteString("@media (prefers-color-scheme: " + s.scheme + ") {\n")
+		for _, r := range rules {
+			b.WriteString(":root:not([data-theme=" + s.other + "]) " + r)
+		}
 		b.WriteString("}\n")
+		for _, r := range rules {
+			b.WriteString(":root[data-theme=" + s.scheme + "] " + r)
+		}
 	}
 	return b.String()
 }

@@ -146,13 +146,21 @@ func TestCodeCSS(t *testing.T) {
 	if !ok || !strings.HasPrefix(light, "@media (prefers-color-scheme: light) {\n") {
 		t.Fatalf("want a light and a dark media block, got:\n%s", css)
 	}
-	for _, half := range []string{light, dark} {
-		if !strings.Contains(half, ".chroma {") || !strings.Contains(half, ".chroma .kd {") {
-			t.Errorf("half lacks .chroma or keyword rules:\n%s", half)
+	// Each half: under the OS's scheme unless the page forces the other,
+	// and under the page's forced theme.
+	for _, c := range []struct{ half, system, forced string }{
+		{light, ":root:not([data-theme=dark]) .chroma", ":root[data-theme=light] .chroma"},
+		{dark, ":root:not([data-theme=light]) .chroma", ":root[data-theme=dark] .chroma"},
+	} {
+		for _, scope := range []string{c.system, c.forced} {
+			if !strings.Contains(c.half, scope+" {") || !strings.Contains(c.half, scope+" .kd {") {
+				t.Errorf("half lacks %s or its keyword rules:\n%s", scope, c.half)
+			}
 		}
 	}
 	for line := range strings.Lines(css) {
-		if !strings.HasPrefix(line, ".chroma") && !strings.HasPrefix(line, "@media") && line != "}\n" {
+		scoped := strings.HasPrefix(line, ":root:not([data-theme=") || strings.HasPrefix(line, ":root[data-theme=")
+		if !(scoped && strings.Contains(line, "]) .chroma") || strings.Contains(line, "] .chroma")) && !strings.HasPrefix(line, "@media") && line != "}\n" {
 			t.Errorf("rule not scoped under .chroma: %q", line)
 		}
 	}

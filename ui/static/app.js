@@ -37,6 +37,12 @@ document.addEventListener("keydown", (e) => {
   }
 });
 
+// The theme picker of Settings applies its choice at once (the server
+// renders it on <html> from then on).
+document.addEventListener("change", (e) => {
+  if (e.target.matches?.("select[data-theme-select]")) document.documentElement.dataset.theme = e.target.value;
+});
+
 // Forms with data-confirm ask first.
 document.addEventListener("submit", (e) => {
   const msg = e.target.dataset?.confirm;
