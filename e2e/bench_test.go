@@ -42,15 +42,21 @@ const observeTokens = `() => {
 }`
 
 type tokenRun struct {
-	delays []float64 // ms per token
-	endLag float64   // ms from the last write to the last token on screen
+	delays []float64     // ms per token
+	endLag float64       // ms from the last write to the last token on screen
+	cpu    time.Duration // this process's CPU from the first token written to the run's end
 }
 
-// streamTokens streams n tokens at rate tokens/s into an open thread page
-// and measures each token's way to the DOM.
+// streamTokens streams n tokens at rate tokens/s into a new thread's open
+// page and measures each token's way to the DOM.
 func streamTokens(t testing.TB, p *parley, rate, n int) tokenRun {
 	t.Helper()
-	id := p.newThread()
+	return streamTokensInto(t, p, p.newThread(), rate, n)
+}
+
+// streamTokensInto is streamTokens into the thread id.
+func streamTokensInto(t testing.TB, p *parley, id string, rate, n int) tokenRun {
+	t.Helper()
 	pg := p.page("/t/" + id)
 	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null`)
 	time.Sleep(150 * time.Millisecond) // the stream is open and synced
@@ -66,10 +72,14 @@ func streamTokens(t testing.TB, p *parley, rate, n int) tokenRun {
 	delay := time.Duration(float64(time.Second) * float64(chunk) / float64(rate))
 	written := make([]float64, n)
 	var mu sync.Mutex
+	var cpuStart time.Duration
 	p.Model.Push(scripted.Reply{Tokens: tokens, ChunkSize: chunk, Delay: delay,
 		OnChunk: func(i int, _ string, at time.Time) {
 			ms := float64(at.UnixNano()) / 1e6
 			mu.Lock()
+			if i == 0 {
+				cpuStart = cpuTime()
+			}
 			for j := i * chunk; j < min(n, (i+1)*chunk); j++ {
 				written[j] = ms
 			}
@@ -81,6 +91,7 @@ func streamTokens(t testing.TB, p *parley, rate, n int) tokenRun {
 	if err := p.In.Runtime.Wait(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
+	cpuEnd := cpuTime()
 	waitJS(t, pg, `(n) => window.__seen.length >= n`, n)
 	seen := pg.MustEval(`() => window.__seen`).Arr()
 	if len(seen) != n {
@@ -88,7 +99,7 @@ func streamTokens(t testing.TB, p *parley, rate, n int) tokenRun {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	run := tokenRun{delays: make([]float64, n)}
+	run := tokenRun{delays: make([]float64, n), cpu: cpuEnd - cpuStart}
 	for i, v := range seen {
 		run.delays[i] = v.Num() - written[i]
 	}
