@@ -93,6 +93,10 @@ type contentBuilder struct {
 	parts []Part
 	text  map[int]*strings.Builder // part index → its text or streamed arguments
 	calls map[string]int           // tool call id → part index
+	// usage sums the model calls that wrote this content; context is the
+	// context fill of the last one (see MetaUsage).
+	usage   Usage
+	context int64
 }
 
 // apply folds e into the content; it reports whether the content changed.
@@ -154,6 +158,15 @@ func (b *contentBuilder) apply(e Event) bool {
 			ti.Progress += e.Text
 			return true
 		}
+	case EventStepFinish:
+		if e.Usage.IsZero() {
+			return false
+		}
+		b.usage = b.usage.Add(e.Usage)
+		if n := e.Usage.contextTokens(); n > 0 {
+			b.context = n
+		}
+		return true
 	case EventToolResult:
 		if i, ti := b.call(e.ToolCallID); ti != nil {
 			ti.State, ti.Result, ti.IsError, ti.Cancelled = "result", e.Result, e.IsError, e.Cancelled
@@ -214,6 +227,12 @@ func (b *contentBuilder) content() Content {
 		}
 	}
 	c.Content = text.String()
+	if !b.usage.IsZero() {
+		c.Metadata = map[string]any{MetaUsage: b.usage}
+		if b.context > 0 {
+			c.Metadata[MetaContextTokens] = b.context
+		}
+	}
 	return c
 }
 
@@ -287,6 +306,8 @@ func (b *contentBuilder) load(c Content) {
 	b.parts = make([]Part, len(c.Parts))
 	copy(b.parts, c.Parts)
 	b.calls = map[string]int{}
+	b.usage, _ = MessageUsage(c)
+	b.context, _ = MessageContextTokens(c)
 	for i, p := range b.parts {
 		if p.ToolInvocation != nil {
 			ti := *p.ToolInvocation

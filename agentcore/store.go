@@ -74,5 +74,7 @@ type Store interface {
 	SettingsStore
 	StateStore
 	SearchStore
+	ImportStore
+	UsageStore
 	Close() error
 }

@@ -54,6 +54,7 @@ type Chat struct {
 	Tasks     []Task
 	Plans     []PlanRef // approved plans, newest last
 	Pager     Pager     // where Messages sit in a long thread
+	Usage     ThreadUsage
 }
 
 // Task is one item of the pinned task list.
@@ -102,7 +103,8 @@ type Message struct {
 	Note   string // "Stopped", "Interrupted — …"
 	Error  string // the provider's reason
 	Model  string
-	Hit    bool // the message a search opened the chat on: highlighted briefly
+	Hit    bool   // the message a search opened the chat on: highlighted briefly
+	Usage  *Usage // tokens and cost of a reply that recorded them
 }
 
 // MsgID is the DOM id of a message.

@@ -36,6 +36,8 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PATCH /api/memory/threads/{threadId}", s.api(s.apiUpdateThread))
 	mux.HandleFunc("DELETE /api/memory/threads/{threadId}", s.api(s.apiDeleteThread))
 	mux.HandleFunc("GET /api/memory/threads/{threadId}/messages", s.api(s.apiListMessages))
+	mux.HandleFunc("GET /api/memory/threads/{threadId}/export", s.apiExport)
+	mux.HandleFunc("POST /api/memory/threads/import", s.api(s.apiImport))
 	mux.HandleFunc("GET /api/search", s.api(s.apiSearch))
 	mux.HandleFunc("GET /api/tools", s.api(s.apiListTools))
 	mux.HandleFunc("GET /api/tools/{toolId}", s.api(s.apiGetTool))

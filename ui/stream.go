@@ -100,6 +100,7 @@ type chatStream struct {
 	tasks    bool // the stored task list changed
 	liveTask bool // a task_write is streaming: preview its list
 	actions  bool
+	usage    bool // a run ended: the thread's usage total changed
 	urgent   bool // a terminal event: flush now
 	finished []string
 }
@@ -126,7 +127,7 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 		}
 		if e.Terminal() {
 			v.change(e.MessageID)
-			v.actions, v.urgent = true, true
+			v.actions, v.urgent, v.usage = true, true, true
 		}
 	}
 	if len(list) > 0 {
@@ -145,7 +146,7 @@ func (v *chatStream) change(id string) {
 }
 
 func (v *chatStream) dirty() bool {
-	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask
+	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage
 }
 
 // full sends the whole chat: used once when the stream opens.
@@ -177,12 +178,13 @@ func (v *chatStream) full(ctx context.Context) error {
 func (v *chatStream) flush(ctx context.Context) error {
 	defer func() {
 		v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false
-		v.tasks, v.liveTask = false, false
+		v.tasks, v.liveTask, v.usage = false, false, false
 	}()
 	// The thread is read only when its header may have changed (a rename,
-	// a mode switch, a deletion): token frames touch the store not at all.
+	// a mode switch, a deletion, a run's usage): token frames touch the
+	// store not at all.
 	var t agentcore.Thread
-	if v.header {
+	if v.header || v.usage {
 		var err error
 		t, err = v.s.rt.Store.GetThread(ctx, v.id)
 		if errors.Is(err, agentcore.ErrNotFound) {
@@ -235,7 +237,8 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.header {
-		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t), Workspace: threadWorkspace(t, v.s.cfg.Workspace), CanPick: v.s.cfg.PickFolder != nil}
+		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t), Workspace: threadWorkspace(t, v.s.cfg.Workspace), CanPick: v.s.cfg.PickFolder != nil,
+			Usage: v.s.threadUsage(ctx, t)}
 		if err := v.sse.PatchElementTempl(components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
 			return err
 		}
@@ -243,6 +246,11 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 		if err := v.sse.PatchElementTempl(components.YoloSwitch(t.ID, t.Metadata["yolo"] == true)); err != nil {
+			return err
+		}
+	}
+	if v.usage && !v.header {
+		if err := v.sse.PatchElementTempl(components.ThreadUsageView(v.s.threadUsage(ctx, t))); err != nil {
 			return err
 		}
 	}

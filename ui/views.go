@@ -51,6 +51,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 		v.Hit = m.ID == pager.At
 		c.Messages = append(c.Messages, v)
 	}
+	c.Usage = s.threadUsage(ctx, t)
 	return c, nil
 }
 
@@ -89,6 +90,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 	if m.Status == agentcore.StatusStreaming && running && live.MessageID == m.ID {
 		v.Model = live.Run.Model
 	}
+	v.Usage = messageUsage(m.Content, v.Model)
 	switch m.Status {
 	case agentcore.StatusError:
 		v.Error, _ = meta["error"].(string)

@@ -3,10 +3,76 @@
 // server; Datastar patches it in.
 "use strict";
 
-// Enter sends, Shift+Enter makes a new line (composers marked data-enter-submits).
+// Keyboard: one keydown handler for the page. First the keys that belong to
+// where the focus is (Enter in a composer, arrows in a question), then the
+// shortcuts. The shortcuts are the rows of the ? overlay (#shortcuts, from
+// components/keyboard.templ): a row's data-keys runs the function named by
+// its data-action in shortcutActions. To add a shortcut, add a row there and
+// its action here; an action that returns false leaves the key to the
+// browser.
+const shortcutActions = {
+  "new-chat": () => clickOrFalse(document.getElementById("new-chat")),
+  // The search box binds Ctrl/Cmd+K itself (below); this runs only if it did not.
+  "search": () => clickOrFalse(document.getElementById("search-open")),
+  "focus-composer": () => {
+    const box = document.querySelector("#draft, .welcome textarea");
+    if (!box) return false;
+    box.focus();
+  },
+  // Esc answers "skip" to an open question, else stops the reply.
+  "stop": (e) => {
+    const q = e.target.closest?.("[data-question]") || document.querySelector("[data-question]");
+    if (q) return clickOrFalse(q.querySelector(".q-skip"));
+    return clickOrFalse(document.getElementById("stop"));
+  },
+  "toggle-mode": () => clickOrFalse(document.querySelector("#mode-switch .mode:not(.active)")),
+  "approve-once": () => clickOrFalse(focusedApproval()?.querySelector(".approve-once")),
+  "approve-always": () => clickOrFalse(focusedApproval()?.querySelector(".approve-always")),
+  "deny": () => {
+    const form = focusedApproval()?.querySelector(".approval-deny");
+    if (!form) return false;
+    form.requestSubmit();
+  },
+  "shortcuts": () => {
+    const d = document.getElementById("shortcuts");
+    if (!d) return false;
+    d.showModal();
+  },
+};
+
+function clickOrFalse(el) {
+  if (!el) return false;
+  el.click();
+}
+
+// The approval the keys act on: the one holding the focus, or, when nothing
+// has the focus, the first one waiting.
+function focusedApproval() {
+  const a = document.activeElement;
+  if (a && a !== document.body) return a.closest?.("[data-approval]") || null;
+  return document.querySelector("[data-approval]");
+}
+
+// Fields where a plain key is text, not a shortcut.
+function isEditable(el) {
+  return !!el?.matches?.("textarea, select, [contenteditable=''], [contenteditable=true], " +
+    "input:not([type=checkbox]):not([type=radio]):not([type=button]):not([type=submit]):not([type=file])");
+}
+
+// keysMatch reads "mod+shift+o": mod is Ctrl, or Cmd on a Mac. A key that
+// is a symbol ("?", ".") is matched by the character, whatever Shift did.
+function keysMatch(spec, e) {
+  const parts = spec.split("+");
+  const key = parts.pop();
+  if (parts.includes("mod") !== (e.ctrlKey || e.metaKey) || parts.includes("alt") !== e.altKey) return false;
+  if (key.length === 1 && !/[a-z0-9]/.test(key)) return e.key === key;
+  return parts.includes("shift") === e.shiftKey && e.key.toLowerCase() === key;
+}
+
 document.addEventListener("keydown", (e) => {
   const t = e.target;
-  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && t.matches?.("textarea[data-enter-submits]")) {
+  if (e.defaultPrevented || e.isComposing) return;
+  if (e.key === "Enter" && !e.shiftKey && t.matches?.("textarea[data-enter-submits]")) {
     e.preventDefault();
     t.form?.requestSubmit();
     return;
@@ -22,19 +88,32 @@ document.addEventListener("keydown", (e) => {
     }
     return;
   }
-  if (e.key === "Escape") {
-    const open = q || document.querySelector("[data-question]");
-    if (open) {
-      open.querySelector(".q-skip")?.click();
-      return;
-    }
-    document.getElementById("stop")?.click();
+  if (document.querySelector("dialog[open]")) return; // the overlay has the keys (Esc closes it)
+  const typing = isEditable(t);
+  for (const row of document.querySelectorAll("#shortcuts [data-action]")) {
+    const spec = row.dataset.keys, action = shortcutActions[row.dataset.action];
+    if (!action || !keysMatch(spec, e)) continue;
+    if (typing && !/^(mod|alt)\+|escape$/.test(spec)) continue; // a plain key is text here
+    if (action(e) !== false) e.preventDefault();
     return;
   }
-  if ((e.ctrlKey || e.metaKey) && e.shiftKey && (e.key === "O" || e.key === "o")) {
-    e.preventDefault();
-    document.getElementById("new-chat")?.click();
-  }
+});
+
+// On a Mac the overlay says ⌘ where others press Ctrl.
+if (/Mac|iPhone|iPad/.test(navigator.platform)) {
+  addEventListener("DOMContentLoaded", () => {
+    for (const k of document.querySelectorAll("kbd.kbd-mod")) k.textContent = "⌘";
+  });
+}
+
+// A file input marked data-autosubmit sends its form once a file is chosen;
+// clicking it again forgets the last choice, so the same file can be sent
+// again.
+document.addEventListener("change", (e) => {
+  if (e.target.matches?.("input[type=file][data-autosubmit]") && e.target.files.length) e.target.form?.requestSubmit();
+});
+document.addEventListener("click", (e) => {
+  if (e.target.matches?.("input[type=file][data-autosubmit]")) e.target.value = "";
 });
 
 // The theme picker of Settings applies its choice at once (the server
@@ -70,7 +149,9 @@ document.addEventListener("click", async (e) => {
   setTimeout(() => (btn.textContent = "Copy"), 1200);
 });
 
-// A question that appears takes the focus, like a dialog would.
+// A question that appears takes the focus, like a dialog would. An
+// approval that appears takes it too (Y, A, N answer it), unless the user
+// is typing: a keystroke meant for the text must never answer it.
 (() => {
   let seen = new Set();
   new MutationObserver(() => {
@@ -80,6 +161,11 @@ document.addEventListener("click", async (e) => {
       const first = q.querySelector(".q-option input, .q-option, textarea");
       first?.focus({ preventScroll: true });
       q.scrollIntoView({ block: "nearest" });
+    }
+    for (const a of document.querySelectorAll("[data-approval]")) {
+      if (seen.has(a.id)) continue;
+      seen.add(a.id);
+      if (!isEditable(document.activeElement)) a.querySelector(".approve-once")?.focus({ preventScroll: true });
     }
   }).observe(document.documentElement, { childList: true, subtree: true });
 })();

@@ -1,0 +1,90 @@
+package llm
+
+import "strings"
+
+// Info is what Parley knows about a model beyond its name: how much context
+// it reads and what its tokens cost.
+type Info struct {
+	// ContextWindow is how many tokens (prompt and answer) one call holds;
+	// 0: unknown.
+	ContextWindow int64
+	// Priced says the prices below are known (a local model is priced at 0).
+	Priced bool
+	// US dollars per million tokens: uncached input, input read from the
+	// provider's prompt cache, output (reasoning included).
+	Input, CachedInput, Output float64
+}
+
+// catalog is keyed by model name without provider; a dated or suffixed
+// name ("claude-sonnet-4-20250514", "gpt-4o-2024-08-06") takes the entry of
+// its longest matching prefix.
+//
+// Prices: standard (not batch, not priority) list prices in USD per 1M
+// tokens from each provider's public pricing page — OpenAI API pricing,
+// Anthropic Claude pricing, Google Gemini API pricing — as of August 2025.
+// Gemini 2.5 Pro is priced at its ≤200k-token prompt tier. Anthropic's
+// cache writes are not counted (Usage has no field for them). To add a
+// model, add a line; prices change, so keep the date above honest.
+var catalog = map[string]Info{
+	// OpenAI
+	"gpt-5":        {400_000, true, 1.25, 0.125, 10},
+	"gpt-5-mini":   {400_000, true, 0.25, 0.025, 2},
+	"gpt-5-nano":   {400_000, true, 0.05, 0.005, 0.40},
+	"gpt-4.1":      {1_047_576, true, 2, 0.50, 8},
+	"gpt-4.1-mini": {1_047_576, true, 0.40, 0.10, 1.60},
+	"gpt-4.1-nano": {1_047_576, true, 0.10, 0.025, 0.40},
+	"gpt-4o":       {128_000, true, 2.50, 1.25, 10},
+	"gpt-4o-mini":  {128_000, true, 0.15, 0.075, 0.60},
+	"o3":           {200_000, true, 2, 0.50, 8},
+	"o3-mini":      {200_000, true, 1.10, 0.55, 4.40},
+	"o4-mini":      {200_000, true, 1.10, 0.275, 4.40},
+	// Anthropic
+	"claude-opus-4":     {200_000, true, 15, 1.50, 75},
+	"claude-sonnet-4":   {200_000, true, 3, 0.30, 15},
+	"claude-3-7-sonnet": {200_000, true, 3, 0.30, 15},
+	"claude-3-5-sonnet": {200_000, true, 3, 0.30, 15},
+	"claude-3-5-haiku":  {200_000, true, 0.80, 0.08, 4},
+	// Google
+	"gemini-2.5-pro":        {1_048_576, true, 1.25, 0.31, 10},
+	"gemini-2.5-flash":      {1_048_576, true, 0.30, 0.075, 2.50},
+	"gemini-2.5-flash-lite": {1_048_576, true, 0.10, 0.025, 0.40},
+	"gemini-2.0-flash":      {1_048_576, true, 0.10, 0.025, 0.40},
+	// Parley's scripted demo model costs nothing.
+	"scripted": {128_000, true, 0, 0, 0},
+}
+
+// freeProviders run on this machine: known price 0, window unknown (it is
+// the server's setting).
+var freeProviders = map[string]bool{"ollama": true, "demo": true}
+
+// Lookup returns what is known about the model of a provider/model string
+// ("openrouter/anthropic/claude-sonnet-4" is looked up as claude-sonnet-4).
+func Lookup(spec string) (Info, bool) {
+	provider, name, _ := strings.Cut(strings.ToLower(strings.TrimSpace(spec)), "/")
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:] // a router's vendor/model
+	}
+	name, _, _ = strings.Cut(name, ":") // ollama tags, openrouter variants (":free" is not priced here)
+	best := ""
+	for k := range catalog {
+		if len(k) > len(best) && (name == k || strings.HasPrefix(name, k+"-") || strings.HasPrefix(name, k+"@")) {
+			best = k
+		}
+	}
+	if best != "" {
+		return catalog[best], true
+	}
+	if freeProviders[provider] {
+		return Info{Priced: true}, true
+	}
+	return Info{}, false
+}
+
+// Cost is the price in USD of the given tokens; ok is false when the price
+// is not known.
+func (i Info) Cost(input, cachedInput, output int64) (usd float64, ok bool) {
+	if !i.Priced {
+		return 0, false
+	}
+	return (float64(input)*i.Input + float64(cachedInput)*i.CachedInput + float64(output)*i.Output) / 1e6, true
+}

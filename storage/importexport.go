@@ -1,0 +1,136 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"parley/agentcore"
+)
+
+// ImportThreads stores whole threads with their messages in one
+// transaction: every thread and message, or nothing.
+//
+// Ids are kept when they are free, so a file exported from one Parley and
+// imported into another comes back with the same ids. When the thread's id
+// or any of its message ids is already taken (the same file imported twice),
+// that thread and all its messages get new ids. Messages take Seq from their
+// position; their thread and resource are the thread's; a message stored as
+// streaming (its run is gone) becomes interrupted; empty timestamps become
+// the thread's creation time, or now. Runs are not imported: RunID is
+// cleared.
+func (db *DB) ImportThreads(ctx context.Context, in []agentcore.ThreadImport) ([]agentcore.Thread, error) {
+	out := make([]agentcore.Thread, 0, len(in))
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		for i, imp := range in {
+			t, err := importThread(ctx, tx, imp)
+			if err != nil {
+				return fmt.Errorf("thread %d (%q): %w", i+1, imp.Thread.Title, err)
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("import threads: %w", err)
+	}
+	return out, nil
+}
+
+func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (agentcore.Thread, error) {
+	t := imp.Thread
+	fresh, err := idsTaken(ctx, tx, imp)
+	if err != nil {
+		return agentcore.Thread{}, err
+	}
+	if fresh || t.ID == "" {
+		t.ID = NewID()
+	}
+	if t.ResourceID == "" {
+		t.ResourceID = DefaultResourceID
+	}
+	t.CreatedAt = orNow(t.CreatedAt)
+	if t.UpdatedAt.IsZero() {
+		t.UpdatedAt = t.CreatedAt
+	}
+	t.UpdatedAt = orNow(t.UpdatedAt)
+	meta, err := marshalMap(t.Metadata)
+	if err != nil {
+		return agentcore.Thread{}, err
+	}
+	n := ms(now())
+	if _, err := tx.ExecContext(ctx, `INSERT INTO resources (id, created_at, updated_at)
+		VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`, t.ResourceID, n, n); err != nil {
+		return agentcore.Thread{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO threads (`+threadCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.ResourceID, t.Title, meta, t.Pinned, ms(t.CreatedAt), ms(t.UpdatedAt)); err != nil {
+		return agentcore.Thread{}, err
+	}
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO messages
+		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?)`)
+	if err != nil {
+		return agentcore.Thread{}, err
+	}
+	defer insert.Close()
+	for i, m := range imp.Messages {
+		if m.ID == "" || fresh {
+			m.ID = NewID()
+		}
+		if m.Role == "" {
+			return agentcore.Thread{}, fmt.Errorf("message %d: no role", i+1)
+		}
+		switch m.Status {
+		case "":
+			m.Status = agentcore.StatusComplete
+		case agentcore.StatusStreaming:
+			m.Status = agentcore.StatusInterrupted
+		}
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = t.CreatedAt
+		}
+		content, err := json.Marshal(m.Content)
+		if err != nil {
+			return agentcore.Thread{}, fmt.Errorf("message %d: encode content: %w", i+1, err)
+		}
+		if _, err := insert.ExecContext(ctx, m.ID, t.ID, t.ResourceID, i+1, m.Role, string(content), m.Status,
+			ms(orNow(m.CreatedAt)), m.Type); err != nil {
+			return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
+		}
+	}
+	return t, nil
+}
+
+// idsTaken reports whether the thread's id or any of its message ids is
+// already in the database, or a message id repeats within the thread.
+func idsTaken(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (bool, error) {
+	if imp.Thread.ID != "" {
+		var taken bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE id = ?)`,
+			imp.Thread.ID).Scan(&taken); err != nil || taken {
+			return taken, err
+		}
+	}
+	seen := make(map[string]bool, len(imp.Messages))
+	check, err := tx.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE id = ?)`)
+	if err != nil {
+		return false, err
+	}
+	defer check.Close()
+	for _, m := range imp.Messages {
+		if m.ID == "" {
+			continue
+		}
+		if seen[m.ID] {
+			return true, nil
+		}
+		seen[m.ID] = true
+		var taken bool
+		if err := check.QueryRowContext(ctx, m.ID).Scan(&taken); err != nil || taken {
+			return taken, err
+		}
+	}
+	return false, nil
+}

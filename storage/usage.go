@@ -1,0 +1,51 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"parley/agentcore"
+)
+
+// ThreadUsage sums the usage recorded on a thread's replies (see
+// agentcore.MetaUsage), per model, and finds the latest context fill. It
+// reads the columns migration 0006 keeps, so a reply still streaming counts
+// once it ends. An unknown thread has no usage.
+func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.ThreadUsage, error) {
+	out := agentcore.ThreadUsage{ByModel: map[string]agentcore.Usage{}}
+	rows, err := db.reader.QueryContext(ctx, `SELECT usage_model, count(*), sum(input_tokens),
+			sum(coalesce(output_tokens, 0)), sum(coalesce(total_tokens, 0)),
+			sum(coalesce(reasoning_tokens, 0)), sum(coalesce(cached_tokens, 0))
+		FROM messages INDEXED BY messages_usage
+		WHERE thread_id = ? AND input_tokens IS NOT NULL
+		GROUP BY usage_model`, threadID)
+	if err != nil {
+		return out, fmt.Errorf("usage of thread %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var model string
+		var n int
+		var u agentcore.Usage
+		if err := rows.Scan(&model, &n, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.ReasoningTokens,
+			&u.CachedTokens); err != nil {
+			return out, fmt.Errorf("usage of thread %s: %w", threadID, err)
+		}
+		out.ByModel[model] = u
+		out.Replies += n
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("usage of thread %s: %w", threadID, err)
+	}
+	// Newest first along the (thread_id, seq) index: stops at the first
+	// reply that recorded its context.
+	err = db.reader.QueryRowContext(ctx, `SELECT context_tokens, coalesce(usage_model, '') FROM messages
+		WHERE thread_id = ? AND context_tokens IS NOT NULL
+		ORDER BY seq DESC LIMIT 1`, threadID).Scan(&out.ContextTokens, &out.ContextModel)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("context of thread %s: %w", threadID, err)
+	}
+	return out, nil
+}
