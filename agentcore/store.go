@@ -47,6 +47,14 @@ type RunStore interface {
 	CreateRun(ctx context.Context, r Run) error
 	FinishRun(ctx context.Context, r Run) error // writes Status, Error, Usage, FinishedAt
 	GetRun(ctx context.Context, id string) (Run, error)
+	// ListRuns lists runs by status, newest first.
+	ListRuns(ctx context.Context, q RunQuery) ([]Run, error)
+}
+
+// RunQuery selects runs by status.
+type RunQuery struct {
+	Statuses []RunStatus
+	Limit    int // 0: no limit
 }
 
 // StateStore keeps per-thread state beside the conversation, one JSON value

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"parley/agentcore"
@@ -85,4 +86,46 @@ func nullMS(t time.Time) any {
 		return nil
 	}
 	return ms(t)
+}
+
+// ListRuns returns runs with one of the statuses, newest first; limit 0 is
+// no limit.
+func (db *DB) ListRuns(ctx context.Context, q agentcore.RunQuery) ([]agentcore.Run, error) {
+	if len(q.Statuses) == 0 {
+		return nil, nil
+	}
+	marks := strings.Repeat("?,", len(q.Statuses))
+	args := make([]any, 0, len(q.Statuses)+1)
+	for _, s := range q.Statuses {
+		args = append(args, string(s))
+	}
+	args = append(args, sqlLimit(q.Limit))
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+runCols+` FROM runs
+		WHERE status IN (`+marks[:len(marks)-1]+`) ORDER BY started_at DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []agentcore.Run
+	for rows.Next() {
+		var r agentcore.Run
+		var usage []byte
+		var started int64
+		var finished sql.NullInt64
+		if err := rows.Scan(&r.ID, &r.ThreadID, &r.AgentID, &r.Model, &r.Status, &r.Error, &usage, &started, &finished); err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		if err := json.Unmarshal(usage, &r.Usage); err != nil {
+			return nil, fmt.Errorf("list runs: run %s usage: %w", r.ID, err)
+		}
+		r.StartedAt = fromMS(started)
+		if finished.Valid {
+			r.FinishedAt = fromMS(finished.Int64)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
 }

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +46,35 @@ func TestRuns(t *testing.T) {
 
 	if err := db.CreateRun(ctx, agentcore.Run{ThreadID: th.ID}); err == nil {
 		t.Error("CreateRun without an id succeeded")
+	}
+}
+
+func TestListRunsByStatus(t *testing.T) {
+	db := openTest(t)
+	th := mustThread(t, db, agentcore.Thread{})
+	base := time.Now().UTC().Truncate(time.Millisecond)
+	for i, st := range []agentcore.RunStatus{agentcore.RunDone, agentcore.RunFailed, agentcore.RunSuspended, agentcore.RunFailed} {
+		r := agentcore.Run{ID: fmt.Sprintf("run%d", i), ThreadID: th.ID, AgentID: "a", Model: "m", Status: agentcore.RunRunning, StartedAt: base.Add(time.Duration(i) * time.Second)}
+		if err := db.CreateRun(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.Error = st, "boom"
+		if err := db.FinishRun(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := db.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunFailed, agentcore.RunSuspended}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "run3,run2,run1" {
+		t.Fatalf("runs %v, want newest first, failed and suspended only", ids)
+	}
+	if runs, _ := db.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunFailed}, Limit: 1}); len(runs) != 1 || runs[0].ID != "run3" || runs[0].Error != "boom" {
+		t.Fatalf("limited %+v", runs)
 	}
 }
