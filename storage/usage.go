@@ -9,6 +9,10 @@ import (
 	"parley/agentcore"
 )
 
+// contextLookback is how many of a thread's latest messages are searched
+// for the latest reply that recorded its context fill.
+const contextLookback = 50
+
 // ThreadUsage sums the usage recorded on a thread's replies (see
 // agentcore.MetaUsage), per model, and finds the latest context fill. It
 // reads the columns migration 0006 keeps, so a reply still streaming counts
@@ -39,11 +43,13 @@ func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.Threa
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("usage of thread %s: %w", threadID, err)
 	}
-	// Newest first along the (thread_id, seq) index: stops at the first
-	// reply that recorded its context.
-	err = db.reader.QueryRowContext(ctx, `SELECT context_tokens, coalesce(usage_model, '') FROM messages
-		WHERE thread_id = ? AND context_tokens IS NOT NULL
-		ORDER BY seq DESC LIMIT 1`, threadID).Scan(&out.ContextTokens, &out.ContextModel)
+	// The fill is the latest reply's; one more than contextLookback
+	// messages back says little about the conversation now. Bounding the
+	// look keeps a thread with no recorded context (old or imported
+	// replies) from being read whole.
+	err = db.reader.QueryRowContext(ctx, `SELECT context_tokens, coalesce(usage_model, '') FROM (
+			SELECT context_tokens, usage_model FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT ?)
+		WHERE context_tokens IS NOT NULL LIMIT 1`, threadID, contextLookback).Scan(&out.ContextTokens, &out.ContextModel)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return out, fmt.Errorf("context of thread %s: %w", threadID, err)
 	}

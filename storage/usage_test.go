@@ -103,6 +103,27 @@ func TestThreadUsageCountsEndedReplies(t *testing.T) {
 	}
 }
 
+// The context fill is the latest reply's: one buried under more than
+// contextLookback later messages is not reported.
+func TestThreadUsageContextLookback(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	th := mustThread(t, db, agentcore.Thread{})
+	mustAppend(t, db, reply(th.ID, "openai/gpt-4o", &agentcore.Usage{InputTokens: 1}, 777))
+	for i := range contextLookback {
+		mustAppend(t, db, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser, Content: agentcore.TextContent(fmt.Sprint(i))})
+		if i == contextLookback-2 {
+			if got, _ := db.ThreadUsage(ctx, th.ID); got.ContextTokens != 777 {
+				t.Fatalf("within the lookback: %+v", got)
+			}
+		}
+	}
+	got, err := db.ThreadUsage(ctx, th.ID)
+	if err != nil || got.ContextTokens != 0 || got.Replies != 1 {
+		t.Fatalf("beyond the lookback: %+v, %v", got, err)
+	}
+}
+
 // Replies stored before migration 0006 are counted too.
 func TestThreadUsageMigratesOldReplies(t *testing.T) {
 	ctx := context.Background()
@@ -130,31 +151,37 @@ func TestThreadUsageMigratesOldReplies(t *testing.T) {
 }
 
 // BenchmarkThreadUsage sums a 10,000-message thread: the header reads it
-// whenever a run ends.
+// when the thread opens and whenever a run ends. "recorded": every reply
+// has usage; "none": no reply has (replies from before usage was kept,
+// imported chats), so nothing is found.
 func BenchmarkThreadUsage(b *testing.B) {
-	ctx := context.Background()
-	db := openTest(b)
-	th := mustThread(b, db, agentcore.Thread{})
-	u := agentcore.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}
-	var in []agentcore.Message
-	for i := range 10_000 {
-		if i%2 == 0 {
-			in = append(in, agentcore.Message{Role: agentcore.RoleUser, Content: agentcore.TextContent(fmt.Sprintf("question %d with some words in it", i))})
-			continue
-		}
-		m := reply(th.ID, "openai/gpt-4o", &u, int64(i))
-		m.Content = agentcore.TextContent(fmt.Sprintf("An answer %d of a few hundred bytes. %0300d", i, i))
-		m.Content.Metadata = map[string]any{"model": "openai/gpt-4o", agentcore.MetaUsage: u, agentcore.MetaContextTokens: i}
-		in = append(in, m)
-	}
-	if _, err := db.ImportThreads(ctx, []agentcore.ThreadImport{{Thread: agentcore.Thread{Title: "long"}, Messages: in}}); err != nil {
-		b.Fatal(err)
-	}
-	threads, _ := db.ListThreads(ctx, agentcore.ThreadQuery{})
-	id := threads[0].ID
-	for b.Loop() {
-		if _, err := db.ThreadUsage(ctx, id); err != nil {
-			b.Fatal(err)
-		}
+	for _, recorded := range []bool{true, false} {
+		name := map[bool]string{true: "recorded", false: "none"}[recorded]
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			db := openTest(b)
+			u := agentcore.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}
+			var in []agentcore.Message
+			for i := range 10_000 {
+				if i%2 == 0 {
+					in = append(in, agentcore.Message{Role: agentcore.RoleUser, Content: agentcore.TextContent(fmt.Sprintf("question %d with some words in it", i))})
+					continue
+				}
+				m := agentcore.Message{Role: agentcore.RoleAssistant, Content: agentcore.TextContent(fmt.Sprintf("An answer %d of a few hundred bytes. %0300d", i, i))}
+				if recorded {
+					m.Content.Metadata = map[string]any{"model": "openai/gpt-4o", agentcore.MetaUsage: u, agentcore.MetaContextTokens: i}
+				}
+				in = append(in, m)
+			}
+			stored, err := db.ImportThreads(ctx, []agentcore.ThreadImport{{Thread: agentcore.Thread{Title: "long"}, Messages: in}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := db.ThreadUsage(ctx, stored[0].ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
