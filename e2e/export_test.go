@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
 
 	"parley/agentcore"
@@ -86,6 +87,14 @@ func TestExportImportInBrowser(t *testing.T) {
 	if file.Version != 1 || len(file.Messages) != 2 || file.Messages[1].Role != "assistant" || file.Messages[1].Content.Format != 2 {
 		t.Fatalf("JSON export %+v", file)
 	}
+
+	// The menu closes with Esc, and with a click elsewhere.
+	pg.Keyboard.MustType(input.Escape)
+	waitJS(t, pg, `() => !document.querySelector('#chat-menu').open`)
+	pg.MustElement("#chat-menu summary").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#chat-menu').open`)
+	pg.MustElement("#messages").MustClick()
+	waitJS(t, pg, `() => !document.querySelector('#chat-menu').open`)
 
 	// Import it back from the home page's sidebar.
 	path := filepath.Join(t.TempDir(), "chat.json")

@@ -89,6 +89,12 @@ document.addEventListener("keydown", (e) => {
     return;
   }
   if (document.querySelector("dialog[open]")) return; // the overlay has the keys (Esc closes it)
+  const menu = document.querySelector("details.chat-menu[open]");
+  if (menu && e.key === "Escape") {
+    menu.open = false;
+    menu.querySelector("summary")?.focus();
+    return;
+  }
   const typing = isEditable(t);
   for (const row of document.querySelectorAll("#shortcuts [data-action]")) {
     const spec = row.dataset.keys, action = shortcutActions[row.dataset.action];
@@ -105,6 +111,13 @@ if (/Mac|iPhone|iPad/.test(navigator.platform)) {
     for (const k of document.querySelectorAll("kbd.kbd-mod")) k.textContent = "⌘";
   });
 }
+
+// The chat menu closes on a click outside it or on one of its items.
+document.addEventListener("click", (e) => {
+  for (const menu of document.querySelectorAll("details.chat-menu[open]")) {
+    if (!menu.contains(e.target) || e.target.closest?.(".menu-item")) menu.open = false;
+  }
+});
 
 // A file input marked data-autosubmit sends its form once a file is chosen;
 // clicking it again forgets the last choice, so the same file can be sent
