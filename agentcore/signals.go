@@ -102,7 +102,9 @@ func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarge
 	if strings.TrimSpace(text) == "" {
 		return Accepted{}, Signal{}, errors.New("the message is empty")
 	}
-	sig, err := NewSignal(Signal{Type: SignalUser, Contents: text})
+	// Marked, so a screen can tell a turn waiting for its run from a
+	// message the running agent reads at its next step.
+	sig, err := NewSignal(Signal{Type: SignalUser, Contents: text, Metadata: map[string]any{"queuedTurn": true}})
 	if err != nil {
 		return Accepted{}, Signal{}, err
 	}

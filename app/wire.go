@@ -192,6 +192,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		agent.Tools[name] = t
 	}
 	agent.Processors = append(agent.Processors, toolkit.NewTaskStateProcessor(db))
+	agent.Tools["notification-inbox"] = toolkit.NotificationInboxTool(func() toolkit.Inbox { return rt })
 	for name, t := range o.Tools {
 		agent.Tools[name] = t
 	}

@@ -104,6 +104,10 @@ type Message struct {
 	Error  string // the provider's reason
 	Model  string
 	Hit    bool   // the message a search opened the chat on: highlighted briefly
+	Badge  string // a user message sent while the agent worked: "Queued — …"
+	// Signal is what reached the thread from outside the composer (a
+	// notification, a state update, a reminder), shown as one line.
+	Signal *SignalLine
 	Usage  *Usage // tokens and cost of a reply that recorded them
 }
 
@@ -301,4 +305,12 @@ func baseName(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// SignalLine is a signal as the thread shows it.
+type SignalLine struct {
+	Tag      string // the XML tag: notification, notification-summary, state, system-reminder, …
+	Label    string
+	Text     string
+	Priority string // notifications
 }

@@ -127,7 +127,22 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, err := s.rt.Send(r.Context(), agentcore.SendRequest{ThreadID: r.PathValue("id"), Text: sig.Draft})
+	threadID := r.PathValue("id")
+	var err error
+	_, busy := s.rt.Live(threadID)
+	switch {
+	case r.URL.Query().Get("queue") == "1":
+		// After the reply being written (and any turn queued before).
+		_, _, err = s.rt.QueueMessage(r.Context(), sig.Draft, agentcore.SignalTarget{ThreadID: threadID})
+	case busy:
+		// Now: the agent reads it at its next step, in this run.
+		_, _, err = s.rt.SendMessage(r.Context(), sig.Draft, nil, agentcore.SignalTarget{ThreadID: threadID})
+	default:
+		_, err = s.rt.Send(r.Context(), agentcore.SendRequest{ThreadID: threadID, Text: sig.Draft})
+		if errors.Is(err, agentcore.ErrBusy) { // a run started meanwhile
+			_, _, err = s.rt.SendMessage(r.Context(), sig.Draft, nil, agentcore.SignalTarget{ThreadID: threadID})
+		}
+	}
 	msg := ""
 	if err != nil {
 		msg = "Not sent: " + err.Error()

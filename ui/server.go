@@ -106,6 +106,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /t/{id}/newer", s.newerPage)
 	mux.HandleFunc("GET /search", s.searchBox)
 	mux.HandleFunc("POST /t/{id}/send", s.send)
+	mux.HandleFunc("GET /inbox/stream", s.inboxStream)
+	mux.HandleFunc("POST /inbox/act", s.inboxAct)
 	mux.HandleFunc("POST /t/{id}/stop", s.stopRun)
 	mux.HandleFunc("POST /t/{id}/rename", s.rename)
 	mux.HandleFunc("POST /t/{id}/pin", s.pin)

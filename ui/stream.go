@@ -109,7 +109,9 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 	for _, e := range thread {
 		switch e.Type {
 		case agentcore.EventMessage:
-			if !v.shown[e.MessageID] && !contains(v.added, e.MessageID) {
+			// New, or one already shown that moved to the end (a message
+			// sent while the agent worked, filed where the agent read it).
+			if !contains(v.added, e.MessageID) {
 				v.added = append(v.added, e.MessageID)
 			}
 		case agentcore.EventStart:
@@ -206,6 +208,11 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 		if len(v.shown) == 0 {
 			if err := v.sse.RemoveElementByID("messages-empty"); err != nil {
+				return err
+			}
+		}
+		if v.shown[id] {
+			if err := v.sse.RemoveElementByID(components.MsgID(id)); err != nil {
 				return err
 			}
 		}

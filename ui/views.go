@@ -77,7 +77,14 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 	}
 	v := components.Message{ID: m.ID, Role: string(m.Role), Status: string(m.Status)}
 	text := m.Content.Text()
-	if m.Role == agentcore.RoleUser {
+	if sig, ok := agentcore.SignalOf(m); ok {
+		if sig.Type != agentcore.SignalUser {
+			v.Signal = signalLine(sig)
+			return v
+		}
+		v.Role, v.Badge = string(agentcore.RoleUser), signalBadge(sig, m.Status)
+	}
+	if v.Role == string(agentcore.RoleUser) {
 		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
 	} else {
 		if prev == nil {
@@ -191,4 +198,50 @@ func threadWorkspace(t agentcore.Thread, def string) string {
 		return w
 	}
 	return def
+}
+
+// signalBadge says how a user message sent while the agent worked reaches
+// it: queued as the next turn, or read at the agent's next step.
+func signalBadge(sig agentcore.Signal, status agentcore.MessageStatus) string {
+	turn := sig.Metadata["queuedTurn"] == true
+	switch {
+	case status == agentcore.StatusQueued && turn:
+		return "Queued — sent when this reply ends"
+	case status == agentcore.StatusQueued:
+		return "Steering — Parley reads it at its next step"
+	}
+	return ""
+}
+
+// signalLine is a signal other than a user message, as one line.
+func signalLine(sig agentcore.Signal) *components.SignalLine {
+	l := &components.SignalLine{Tag: sig.TagName, Text: sig.Contents, Label: sig.TagName}
+	attr := func(name string) string {
+		v, _ := sig.Attributes.Get(name)
+		s, _ := v.(string)
+		return s
+	}
+	switch sig.TagName {
+	case "notification":
+		l.Priority = attr("priority")
+		l.Label = "Notification · " + attr("source")
+		if k := attr("kind"); k != "" {
+			l.Label += " · " + k
+		}
+	case "notification-summary":
+		l.Label = "Inbox summary"
+	case "state":
+		l.Label = "State"
+		if st, ok := sig.Metadata["state"].(map[string]any); ok {
+			if id, _ := st["id"].(string); id != "" {
+				l.Label = "State · " + id
+			}
+		}
+	case "system-reminder":
+		l.Label = "Reminder"
+	}
+	if l.Text == "" {
+		l.Text = sig.XML()
+	}
+	return l
 }

@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod/lib/input"
+
+	"parley/agentcore/scripted"
+)
+
+// postJSON posts body to the running Parley like a script would.
+func (p *parley) postJSON(t *testing.T, path, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(p.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// A notification posted over HTTP shows up in the inbox at once, with the
+// bell's count; marking it seen takes it out.
+func TestInboxShowsNotificationLive(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	waitJS(t, pg, `() => document.querySelector('#inbox-bell') !== null && document.querySelector('#inbox-count') === null`)
+
+	// Low priority: kept in the inbox, summarised, never waking the agent.
+	code, body := p.postJSON(t, "/api/notifications", `{"threadId":"`+id+`","source":"ci","kind":"build","priority":"low","summary":"Nightly build 118 passed"}`)
+	if code != 201 {
+		t.Fatalf("notify: %d %s", code, body)
+	}
+	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
+	code, _ = p.postJSON(t, "/api/notifications", `{"threadId":"`+id+`","source":"github","kind":"review","priority":"high","summary":"Ana requested changes on PR 7","dedupeKey":"pr7"}`)
+	if code != 201 {
+		t.Fatal("second notification refused")
+	}
+	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '2'`)
+
+	pg.MustElement("#inbox-bell").MustClick()
+	waitJS(t, pg, `() => getComputedStyle(document.querySelector('#inbox-panel')).display !== 'none'`)
+	items := evalString(pg, `() => [...document.querySelectorAll('#inbox-list .inbox-item')].map(li => li.dataset.kind + ':' + li.querySelector('.inbox-title').innerText).join('|')`)
+	if !strings.Contains(items, "notification:Ana requested changes on PR 7") || !strings.Contains(items, "notification:Nightly build 118 passed") {
+		t.Fatalf("inbox items %q", items)
+	}
+	if first := evalString(pg, `() => document.querySelector('#inbox-list .inbox-item .inbox-title').innerText`); first != "Ana requested changes on PR 7" {
+		t.Fatalf("newest first: %q", first)
+	}
+	// Filter by priority: only the high one stays visible.
+	pg.MustElement(`#inbox-panel select[data-bind\:inbox-priority]`).MustSelect("High")
+	waitJS(t, pg, `() => [...document.querySelectorAll('#inbox-list .inbox-item')].filter(li => li.offsetParent !== null).length === 1`)
+	pg.MustScreenshot(artifact("inbox-light.png"))
+	pg.MustElement(`#inbox-panel select[data-bind\:inbox-priority]`).MustSelect("Any priority")
+
+	pg.MustElement(`#inbox-list .inbox-item[data-kind=notification] .inbox-seen`).MustClick()
+	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
+	// "Not now" hides it without deciding anything.
+	pg.MustElement(`#inbox-list .inbox-item[data-kind=notification] .inbox-snooze`).MustClick()
+	waitJS(t, pg, `() => document.querySelector('#inbox-count') === null`)
+	list := p.getJSON(t, "/api/notifications?threadId="+id)
+	if !strings.Contains(list, `"status":"seen"`) || !strings.Contains(list, `"snoozedUntil"`) {
+		t.Fatalf("records after seen and snooze: %s", list)
+	}
+}
+
+func (p *parley) getJSON(t *testing.T, path string) string {
+	t.Helper()
+	resp, err := http.Get(p.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return b.String()
+}
+
+// A question asked in one chat is answered from the inbox on another page;
+// the run goes on in its thread.
+func TestInboxAnswersQuestion(t *testing.T) {
+	p := startParley(t)
+	pg, id := ask(t, p, `{"question":"Which region?","options":[{"label":"eu-west"},{"label":"us-east"}]}`)
+	_ = pg
+	home := p.page("/")
+	waitJS(t, home, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
+	home.MustElement("#inbox-bell").MustClick()
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=question] .inbox-title')?.innerText === 'Which region?'`)
+	home.MustScreenshot(artifact("inbox-question.png"))
+	home.MustElement(`#inbox-list .inbox-item[data-kind=question] .inbox-answer[data-label="us-east"]`).MustClick()
+	// The run resumes in its thread: the open chat shows the answer and the reply.
+	if got := answered(t, p, pg); got != "User answered: us-east" {
+		t.Fatalf("model told %q", got)
+	}
+	waitJS(t, home, `() => document.querySelector('#inbox-count') === null`)
+	if msgs := p.messages(id); len(msgs) < 2 {
+		t.Fatalf("thread has %d messages", len(msgs))
+	}
+}
+
+// A message sent with "Send now" while the agent works reaches it in the
+// same run, and the chat shows it between the two parts of the reply.
+func TestSendNowReachesRunningAgent(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	p.Model.Push(
+		scripted.Reply{Text: "Looking at the code " + words(60), Delay: 25 * time.Millisecond},
+		scripted.Reply{Text: "Also covering the tests, as you asked."},
+	)
+	pg := p.page("/t/" + id)
+	pg.MustElement("#draft").MustInput("refactor the parser")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('#send-now') !== null && document.querySelector('#queue') !== null`)
+	pg.MustElement("#draft").MustInput("and cover it with tests")
+	pg.MustScreenshot(artifact("composer-while-running.png"))
+	pg.Keyboard.MustType(input.Enter) // Enter is Send now while a reply streams
+	waitJS(t, pg, `() => document.querySelector('#send') !== null && document.querySelectorAll('#messages .msg-assistant[data-status=complete]').length === 2`)
+	reqs := p.Model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2 (the same run read the message)", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "user" || last.Content != "and cover it with tests" {
+		t.Fatalf("second model input ends with %s %q", last.Role, last.Content)
+	}
+	order := evalString(pg, `() => [...document.querySelectorAll('#messages .msg')].map(m => m.classList.contains('msg-user') ? 'U:' + m.innerText.split('\n').pop() : 'A').join(' ')`)
+	if !strings.HasPrefix(order, "U:refactor the parser A U:and cover it with tests A") {
+		t.Fatalf("chat order %q", order)
+	}
+	msgs := p.messages(id)
+	if len(msgs) != 4 || msgs[1].RunID != msgs[3].RunID {
+		t.Fatalf("stored %d messages; the reply halves belong to one run", len(msgs))
+	}
+}
+
+// A queued message waits for the reply to end, then starts the next run.
+func TestQueuedMessageStartsNextRun(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	p.Model.Push(
+		scripted.Reply{Text: "First answer " + words(40), Delay: 25 * time.Millisecond},
+		scripted.Reply{Text: "Second answer."},
+	)
+	pg := p.page("/t/" + id)
+	pg.MustElement("#draft").MustInput("first question")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('#queue') !== null`)
+	pg.MustElement("#draft").MustInput("second question")
+	pg.MustElement("#queue").MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-user .msg-badge')].some(b => b.innerText.startsWith('Queued'))`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant[data-status=complete]')].some(m => m.innerText.includes('Second answer.'))`)
+	reqs := p.Model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.Content != "second question" {
+		t.Fatalf("the queued turn's model input ends with %q", last.Content)
+	}
+	msgs := p.messages(id)
+	if len(msgs) != 4 || msgs[1].RunID == msgs[3].RunID {
+		t.Fatal("the queued message did not get a run of its own")
+	}
+	if badge := evalString(pg, `() => [...document.querySelectorAll('#messages .msg-badge')].map(b => b.innerText).join('|')`); badge != "" {
+		t.Fatalf("badges left after the turn ran: %q", badge)
+	}
+}

@@ -1,0 +1,310 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/starfederation/datastar-go/datastar"
+
+	"parley/agentcore"
+	"parley/components"
+)
+
+// The inbox: everything that needs the user across threads — notifications,
+// questions, plans and tool calls waiting for an answer, failed runs — on
+// every page, live, answerable in place.
+
+const (
+	// inboxSetting keeps what the user set aside: snoozed and dismissed
+	// items that are not notifications (those keep it on their record).
+	inboxSetting = "inbox"
+	// snoozeFor is how long "Not now" hides an item.
+	snoozeFor = time.Hour
+	// inboxRefresh re-reads the inbox now and then: snoozes end.
+	inboxRefresh = 30 * time.Second
+	// inboxFrame coalesces bursts of changes into one patch.
+	inboxFrame = 100 * time.Millisecond
+	// failedWindow: failed runs older than this no longer need the user.
+	failedWindow = 7 * 24 * time.Hour
+	inboxMax     = 200
+)
+
+// inboxState is the settings value under inboxSetting.
+type inboxState struct {
+	Snoozed   map[string]time.Time `json:"snoozed,omitempty"`
+	Dismissed map[string]bool      `json:"dismissed,omitempty"`
+}
+
+// inboxMu orders read-modify-writes of the inbox setting.
+var inboxMu sync.Mutex
+
+func (s *Server) inboxState(ctx context.Context) inboxState {
+	st := inboxState{Snoozed: map[string]time.Time{}, Dismissed: map[string]bool{}}
+	if raw, ok, err := s.rt.Store.GetSetting(ctx, inboxSetting); err == nil && ok {
+		_ = json.Unmarshal(raw, &st)
+	}
+	if st.Snoozed == nil {
+		st.Snoozed = map[string]time.Time{}
+	}
+	if st.Dismissed == nil {
+		st.Dismissed = map[string]bool{}
+	}
+	return st
+}
+
+// inbox gathers the items, newest first.
+func (s *Server) inbox(ctx context.Context) (components.Inbox, error) {
+	now := time.Now()
+	st := s.inboxState(ctx)
+	type dated struct {
+		item components.InboxItem
+		at   time.Time
+	}
+	var items []dated
+	titles := map[string]string{}
+	threadTitle := func(id string) string {
+		if t, ok := titles[id]; ok {
+			return t
+		}
+		t, err := s.rt.Store.GetThread(ctx, id)
+		if err != nil {
+			titles[id] = ""
+			return ""
+		}
+		titles[id] = t.Title
+		return t.Title
+	}
+	hidden := func(key string) bool {
+		if st.Dismissed[key] {
+			return true
+		}
+		until, ok := st.Snoozed[key]
+		return ok && now.Before(until)
+	}
+
+	notes, err := s.rt.Notifications(ctx, agentcore.NotificationQuery{
+		Statuses: []agentcore.NotificationStatus{agentcore.NotePending, agentcore.NoteDelivered}, Limit: inboxMax,
+	})
+	if err != nil && !isNoNotes(err) {
+		return components.Inbox{}, err
+	}
+	sources := map[string]bool{}
+	for _, n := range notes {
+		if n.SnoozedUntil != nil && now.Before(*n.SnoozedUntil) {
+			continue
+		}
+		sources[n.Source] = true
+		items = append(items, dated{components.InboxItem{
+			Key: "n/" + n.ThreadID + "/" + n.ID, Kind: "notification", ThreadID: n.ThreadID, ThreadTitle: threadTitle(n.ThreadID),
+			Title: n.Summary, Source: n.Source, NoteKind: n.Kind, Priority: string(n.Priority), Status: string(n.Status),
+			Count: n.CoalescedCount, When: when(n.UpdatedAt, now),
+			Alert: n.Priority == agentcore.PriorityUrgent || n.Priority == agentcore.PriorityHigh,
+		}, n.UpdatedAt})
+	}
+
+	runs, err := s.rt.Store.ListRuns(ctx, agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunFailed}, Limit: inboxMax})
+	if err != nil {
+		return components.Inbox{}, err
+	}
+	pendingDone := map[string]bool{}
+	for _, run := range runs {
+		switch run.Status {
+		case agentcore.RunFailed:
+			key := "run/" + run.ThreadID + "/" + run.ID
+			if hidden(key) || now.Sub(run.StartedAt) > failedWindow || s.runSuperseded(ctx, run) {
+				continue
+			}
+			items = append(items, dated{components.InboxItem{
+				Key: key, Kind: "failed", ThreadID: run.ThreadID, ThreadTitle: threadTitle(run.ThreadID),
+				Title: cmp.Or(run.Error, "The run failed"), Detail: run.Model, When: when(cmp.Or(run.FinishedAt, run.StartedAt), now),
+			}, cmp.Or(run.FinishedAt, run.StartedAt)})
+		case agentcore.RunSuspended:
+			if pendingDone[run.ThreadID] {
+				continue
+			}
+			pendingDone[run.ThreadID] = true
+			if _, live := s.rt.Live(run.ThreadID); live {
+				continue // answered a moment ago: the run goes on
+			}
+			calls, err := s.rt.Pending(ctx, run.ThreadID)
+			if err != nil {
+				continue
+			}
+			for _, ti := range calls {
+				key := "call/" + run.ThreadID + "/" + ti.ToolCallID
+				if hidden(key) {
+					continue
+				}
+				it := components.InboxItem{Key: key, ThreadID: run.ThreadID, ThreadTitle: threadTitle(run.ThreadID),
+					CallID: ti.ToolCallID, When: when(cmp.Or(run.FinishedAt, run.StartedAt), now)}
+				switch {
+				case ti.Approval:
+					it.Kind, it.Title = "approval", "Allow "+ti.ToolName+"?"
+					if card := toolCard(&ti, nil); card != nil && card.Brief != "" {
+						it.Detail = card.Brief
+					}
+				case ti.ToolName == "submit_plan":
+					it.Kind, it.Title = "plan", "A plan waits for your review"
+					if p := planReview(&ti); p != nil && p.Title != "" {
+						it.Title = p.Title
+						it.Detail = p.Path
+					}
+				default:
+					q := question(&ti)
+					if q == nil {
+						continue
+					}
+					it.Kind, it.Title, it.Multi, it.Alert = "question", q.Text, q.Multi, true
+					it.Options = q.Options
+				}
+				items = append(items, dated{it, cmp.Or(run.FinishedAt, run.StartedAt)})
+			}
+		}
+	}
+	slices.SortStableFunc(items, func(a, b dated) int { return b.at.Compare(a.at) })
+	in := components.Inbox{Items: make([]components.InboxItem, 0, len(items))}
+	for _, d := range items {
+		in.Items = append(in.Items, d.item)
+	}
+	for src := range sources {
+		in.Sources = append(in.Sources, src)
+	}
+	slices.Sort(in.Sources)
+	return in, nil
+}
+
+// runSuperseded: a later run on the thread finished, so the failure is
+// history, not something that needs the user.
+func (s *Server) runSuperseded(ctx context.Context, failed agentcore.Run) bool {
+	msgs, err := s.rt.Store.ListMessages(ctx, failed.ThreadID, agentcore.MessageQuery{Limit: 1, Last: true})
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	last := msgs[0]
+	return last.RunID != "" && last.RunID != failed.ID && last.Status == agentcore.StatusComplete
+}
+
+func isNoNotes(err error) bool { return err == agentcore.ErrNoNotifications }
+
+// inboxStream keeps the bell and the panel of one page current.
+func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	context.AfterFunc(s.ctx, cancel)
+	sub := s.rt.Bus.Subscribe("", agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval,
+		agentcore.EventStart, agentcore.EventFinish, agentcore.EventError, agentcore.EventAbort, agentcore.EventThread, eventInbox)
+	defer sub.Close()
+	sse := datastar.NewSSE(w, r, datastar.WithContext(ctx))
+	send := func() error {
+		in, err := s.inbox(ctx)
+		if err != nil {
+			return err
+		}
+		if err := sse.PatchElementTempl(components.InboxBell(in.Count())); err != nil {
+			return err
+		}
+		return sse.PatchElementTempl(components.InboxList(in))
+	}
+	if err := send(); err != nil {
+		s.logStreamEnd("inbox", err)
+		return
+	}
+	tick := time.NewTicker(inboxRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-sub.Ready():
+			// Let a burst (a run ending, its notifications) settle.
+			select {
+			case <-time.After(inboxFrame):
+			case <-ctx.Done():
+				return
+			}
+			sub.Drain()
+		}
+		if err := send(); err != nil {
+			s.logStreamEnd("inbox", err)
+			return
+		}
+	}
+}
+
+// eventInbox: the inbox changed without a run or a notification (an item
+// set aside).
+const eventInbox agentcore.EventType = "inbox"
+
+// inboxAct sets an item aside: a notification marked seen, archived or
+// dismissed; anything snoozed ("not now" — it still waits, nothing is
+// denied) or dismissed from the inbox.
+func (s *Server) inboxAct(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Key    string `json:"key"`
+		Action string `json:"action"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil {
+		http.Error(w, "bad inbox action: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := s.actOn(r.Context(), body.Key, body.Action); err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	s.rt.Bus.Publish(agentcore.Event{Type: eventInbox})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) actOn(ctx context.Context, key, action string) error {
+	kind, rest, _ := strings.Cut(key, "/")
+	threadID, id, ok := strings.Cut(rest, "/")
+	if !ok || threadID == "" || id == "" || (kind != "n" && kind != "call" && kind != "run") {
+		return fmt.Errorf("%w: unknown inbox item %q", errBadRequest, key)
+	}
+	if kind == "n" {
+		var err error
+		switch action {
+		case "seen":
+			_, err = s.rt.SetNotificationStatus(ctx, threadID, id, agentcore.NoteSeen)
+		case "archive":
+			_, err = s.rt.SetNotificationStatus(ctx, threadID, id, agentcore.NoteArchived)
+		case "dismiss":
+			_, err = s.rt.SetNotificationStatus(ctx, threadID, id, agentcore.NoteDismissed)
+		case "snooze":
+			_, err = s.rt.SnoozeNotification(ctx, threadID, id, time.Now().Add(snoozeFor))
+		default:
+			return fmt.Errorf("%w: a notification can be marked seen, archived, dismissed or snoozed, not %q", errBadRequest, action)
+		}
+		return err
+	}
+	inboxMu.Lock()
+	defer inboxMu.Unlock()
+	st := s.inboxState(ctx)
+	switch action {
+	case "snooze":
+		st.Snoozed[key] = time.Now().Add(snoozeFor)
+	case "dismiss":
+		st.Dismissed[key] = true
+	default:
+		return fmt.Errorf("%w: this item can be snoozed or dismissed, not %q", errBadRequest, action)
+	}
+	// Forget what no longer matters.
+	for k, until := range st.Snoozed {
+		if time.Now().After(until) {
+			delete(st.Snoozed, k)
+		}
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return s.rt.Store.SetSetting(ctx, inboxSetting, raw)
+}
