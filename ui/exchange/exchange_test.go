@@ -316,3 +316,30 @@ func TestMarkdown(t *testing.T) {
 		t.Log(md)
 	}
 }
+
+// FuzzRead: any bytes either read as threads whose messages are all v2
+// with a known role, or give an error; never a panic.
+func FuzzRead(f *testing.F) {
+	th, msgs := sampleThread()
+	good, _ := JSON(th, msgs, t0)
+	f.Add(good)
+	f.Add([]byte(chatGPTSample))
+	f.Add([]byte(`[{"title":"x","current_node":"a","mapping":{"a":{"parent":"a"}}}]`))
+	f.Add([]byte(`{"version":1,"thread":{},"messages":[{"role":"user","content":{"format":2,"parts":[]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := Read(data)
+		if err != nil {
+			return
+		}
+		if len(res.Threads) == 0 {
+			t.Fatal("no error and no threads")
+		}
+		for _, imp := range res.Threads {
+			for _, m := range imp.Messages {
+				if m.Content.Format != 2 || m.Content.Parts == nil || !roles[m.Role] {
+					t.Fatalf("accepted a message that is not v2: %+v", m)
+				}
+			}
+		}
+	})
+}
