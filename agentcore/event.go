@@ -41,7 +41,8 @@ const (
 	// EventMessageUpdated: a message other than the reply being streamed
 	// changed (a queued signal was kept, a reply was closed by a signal).
 	EventMessageUpdated EventType = "message-updated"
-	// EventNotification: the thread's inbox changed.
+	// EventNotification: the thread's inbox changed; Result holds the
+	// record when one arrived (was created or merged).
 	EventNotification EventType = "notification"
 
 	// Run events echoing the signals the model was given (Signal).

@@ -260,7 +260,9 @@ func (rt *Runtime) Notify(ctx context.Context, in NotificationInput, to NotifyTa
 			res.Signal, res.Accepted = &sig, &acc
 		}
 	}
-	rt.noteChanged(thread.ID)
+	// The record rides along: a desktop shell alerts on urgent ones.
+	raw, _ := json.Marshal(res.Record)
+	rt.Bus.Publish(Event{Type: EventNotification, ThreadID: thread.ID, Result: raw})
 	rt.kickNotes()
 	return res, nil
 }

@@ -92,6 +92,15 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 	defer stopServing()
 	served := make(chan error, 1)
 	go func() { served <- in.serve(serveCtx, ln, true, nil) }()
+	// What needs the user at once shows as an OS notification while the
+	// window is not in front; without a notification server it is only
+	// in the inbox.
+	if alerter, err := newDBusAlerter(); err != nil {
+		in.Log.Info("no OS notifications", "err", err)
+	} else {
+		defer alerter.Close()
+		go watchAlerts(serveCtx, in.Runtime, in.UI.Focused, alerter, in.Log)
+	}
 	if ready != nil {
 		ready(base)
 	}

@@ -29,6 +29,7 @@ type apiEnv struct {
 	url   string
 	model *scripted.Server
 	rt    *agentcore.Runtime
+	srv   *ui.Server
 }
 
 // newAPIEnv starts the env; each configure adjusts the agent first.
@@ -78,7 +79,7 @@ func newAPIEnv(t *testing.T, configure ...func(*agentcore.Agent)) *apiEnv {
 		model.Close()
 		db.Close()
 	})
-	return &apiEnv{t: t, url: hs.URL, model: model, rt: rt}
+	return &apiEnv{t: t, url: hs.URL, model: model, rt: rt, srv: srv}
 }
 
 func (e *apiEnv) send(method, path, body string) *http.Response {

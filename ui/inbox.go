@@ -169,7 +169,7 @@ func (s *Server) inbox(ctx context.Context) (components.Inbox, error) {
 		}
 	}
 	slices.SortStableFunc(items, func(a, b dated) int { return b.at.Compare(a.at) })
-	in := components.Inbox{Items: make([]components.InboxItem, 0, len(items))}
+	in := components.Inbox{Items: make([]components.InboxItem, 0, len(items)), Live: true}
 	for _, d := range items {
 		in.Items = append(in.Items, d.item)
 	}
@@ -307,4 +307,30 @@ func (s *Server) actOn(ctx context.Context, key, action string) error {
 		return err
 	}
 	return s.rt.Store.SetSetting(ctx, inboxSetting, raw)
+}
+
+// inboxFocus records whether a page has the focus (app.js reports it), so
+// a desktop shell shows OS notifications only when nobody is looking.
+func (s *Server) inboxFocus(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Page    string `json:"page"`
+		Focused bool   `json:"focused"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1024)).Decode(&body); err != nil || body.Page == "" {
+		http.Error(w, "bad focus report: want {page, focused}", http.StatusBadRequest)
+		return
+	}
+	if body.Focused {
+		s.focused.Store(body.Page, true)
+	} else {
+		s.focused.Delete(body.Page)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Focused reports whether a Parley page has the focus now.
+func (s *Server) Focused() bool {
+	focused := false
+	s.focused.Range(func(_, _ any) bool { focused = true; return false })
+	return focused
 }

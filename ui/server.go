@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"parley/agentcore"
 )
@@ -55,6 +56,8 @@ type Server struct {
 	hosts  *hostList
 	ctx    context.Context // ends streams on shutdown
 	stop   context.CancelFunc
+	// focused: page id → true for the pages that have the focus.
+	focused sync.Map
 }
 
 // New checks the embedded assets and returns a server.
@@ -108,6 +111,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/send", s.send)
 	mux.HandleFunc("GET /inbox/stream", s.inboxStream)
 	mux.HandleFunc("POST /inbox/act", s.inboxAct)
+	mux.HandleFunc("POST /inbox/focus", s.inboxFocus)
 	mux.HandleFunc("POST /t/{id}/stop", s.stopRun)
 	mux.HandleFunc("POST /t/{id}/rename", s.rename)
 	mux.HandleFunc("POST /t/{id}/pin", s.pin)

@@ -290,3 +290,64 @@ document.addEventListener("click", async (e) => {
     else if (e.target === dialog()) dialog().close(); // the backdrop
   });
 })();
+
+// Inbox: tell the server whether this page has the focus (a desktop shell
+// shows OS notifications only when no Parley page does), and in a browser
+// show a notification for what needs the user at once — an urgent or high
+// notification, a question — while the page is in the background.
+(() => {
+  const page = Math.random().toString(36).slice(2) + Date.now().toString(36);
+  const report = (focused) => {
+    const body = JSON.stringify({ page, focused });
+    if (!focused && navigator.sendBeacon) {
+      navigator.sendBeacon("/inbox/focus", new Blob([body], { type: "application/json" }));
+      return;
+    }
+    fetch("/inbox/focus", { method: "POST", headers: { "Content-Type": "application/json" }, body }).catch(() => {});
+  };
+  const now = () => document.visibilityState === "visible" && document.hasFocus();
+  let last = null;
+  const update = () => {
+    const f = now();
+    if (f !== last) {
+      last = f;
+      report(f);
+    }
+  };
+  window.addEventListener("focus", update);
+  window.addEventListener("blur", update);
+  document.addEventListener("visibilitychange", update);
+  window.addEventListener("pagehide", () => report(false));
+  update();
+
+  // Items already seen on this page never alert again.
+  const seen = new Set();
+  let primed = false;
+  const scan = () => {
+    const list = document.getElementById("inbox-list");
+    if (!list?.hasAttribute("data-live")) return; // not yet filled by the stream
+    for (const li of list.querySelectorAll(".inbox-item[data-key]")) {
+      const key = li.dataset.key;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (!primed || !li.hasAttribute("data-alert") || now()) continue;
+      if (!("Notification" in window) || Notification.permission !== "granted") continue;
+      const n = new Notification("Parley: " + (li.querySelector(".inbox-kind")?.innerText || "needs you"), {
+        body: li.dataset.title || "", tag: key,
+      });
+      n.onclick = () => {
+        window.focus();
+        location.href = li.querySelector(".inbox-open")?.getAttribute("href") || "/";
+      };
+    }
+    primed = true;
+  };
+  const root = document.getElementById("inbox-root");
+  if (root) new MutationObserver(scan).observe(root, { childList: true, subtree: true });
+  // Asking needs a gesture: the first click on the bell asks once.
+  document.addEventListener("click", (e) => {
+    if (e.target.closest?.("#inbox-bell") && "Notification" in window && Notification.permission === "default") {
+      Notification.requestPermission().catch(() => {});
+    }
+  });
+})();

@@ -1,0 +1,120 @@
+package ui_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"parley/agentcore"
+	"parley/agentcore/scripted"
+)
+
+// inboxPage reads the inbox stream's first patch: the bell and the list.
+func (e *apiEnv) inboxPage() string {
+	e.t.Helper()
+	resp := e.send("GET", "/inbox/stream", "")
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 8192)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if strings.Contains(b.String(), `id="inbox-list"`) && strings.Contains(b.String(), "</ul>") {
+			break
+		}
+		if err != nil {
+			break
+		}
+	}
+	return b.String()
+}
+
+func count(page string) string {
+	i := strings.Index(page, `id="inbox-count" class="inbox-count">`)
+	if i < 0 {
+		return "0"
+	}
+	rest := page[i+len(`id="inbox-count" class="inbox-count">`):]
+	return rest[:strings.Index(rest, "<")]
+}
+
+func TestInboxListsFailedRunsAndSetsAside(t *testing.T) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	e.model.Push(scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"model overloaded today"}}`})
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"go","threadId":"`+th+`"}`, 200)
+	waitThread(t, e, th)
+	page := e.inboxPage()
+	if count(page) != "1" || !strings.Contains(page, `data-kind="failed"`) || !strings.Contains(page, "model overloaded today") {
+		t.Fatalf("inbox with a failed run: count %s\n%s", count(page), page)
+	}
+	i := strings.Index(page, `data-key="run/`)
+	key := page[i+len(`data-key="`):]
+	key = key[:strings.Index(key, `"`)]
+
+	// Not now hides it for a while; dismiss for good.
+	resp := e.send("POST", "/inbox/act", `{"key":"`+key+`","action":"snooze"}`)
+	if resp.StatusCode != 204 {
+		t.Fatalf("snooze: %d", resp.StatusCode)
+	}
+	if c := count(e.inboxPage()); c != "0" {
+		t.Fatalf("after snooze count %s", c)
+	}
+	for body, want := range map[string]int{
+		`{"key":"` + key + `","action":"archive"}`:    400, // only notifications archive
+		`{"key":"bogus","action":"dismiss"}`:          400,
+		`{"key":"n/` + th + `/nope","action":"seen"}`: 404,
+		`not json`: 400,
+	} {
+		if resp := e.send("POST", "/inbox/act", body); resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", body, resp.StatusCode, want)
+		}
+	}
+
+	// A later run that worked makes the failure history.
+	e.model.Push(scripted.Reply{Text: "fine now"})
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"again","threadId":"`+th+`"}`, 200)
+	waitThread(t, e, th)
+	if resp := e.send("POST", "/inbox/act", `{"key":"`+key+`","action":"dismiss"}`); resp.StatusCode != 204 {
+		t.Fatalf("dismiss %d", resp.StatusCode)
+	}
+	if c := count(e.inboxPage()); c != "0" {
+		t.Fatalf("count %s", c)
+	}
+}
+
+func TestInboxNotificationsAndFocus(t *testing.T) {
+	e := newAPIEnv(t, func(a *agentcore.Agent) {
+		a.DeliveryPolicy = &agentcore.DeliveryPolicy{Default: &agentcore.Decision{Action: agentcore.NotifyPersist}}
+	})
+	th := e.thread()
+	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"ci","kind":"build","priority":"urgent","summary":"Build <b>9</b> failed"}`, 201)
+	page := e.inboxPage()
+	if count(page) != "1" || !strings.Contains(page, "Build &lt;b&gt;9&lt;/b&gt; failed") || !strings.Contains(page, "data-alert") {
+		t.Fatalf("inbox page:\n%s", page)
+	}
+	if strings.Contains(page, "<b>9</b>") {
+		t.Fatal("a notification's summary reached the page unescaped")
+	}
+
+	if e.srv.Focused() {
+		t.Fatal("focused before any page said so")
+	}
+	for body, want := range map[string]int{`{"page":"a","focused":true}`: 204, `{"page":"b","focused":true}`: 204, `{"focused":true}`: 400} {
+		if resp := e.send("POST", "/inbox/focus", body); resp.StatusCode != want {
+			t.Fatalf("%s: %d", body, resp.StatusCode)
+		}
+	}
+	if !e.srv.Focused() {
+		t.Fatal("two focused pages, Focused() is false")
+	}
+	e.send("POST", "/inbox/focus", `{"page":"a","focused":false}`)
+	if !e.srv.Focused() {
+		t.Fatal("page b still has the focus")
+	}
+	e.send("POST", "/inbox/focus", `{"page":"b","focused":false}`)
+	if e.srv.Focused() {
+		t.Fatal("no page has the focus, Focused() is true")
+	}
+}
