@@ -202,7 +202,11 @@ func (s *Server) apiListMessages(r *http.Request) (any, error) {
 		if running && m.ID == live.MessageID {
 			m.Content = live.Content
 		}
-		out = append(out, apiMessage{m, "v2"})
+		typ := "v2"
+		if m.Role == agentcore.RoleSignal {
+			typ = m.Type // a signal's type is its tag, as Mastra stores it
+		}
+		out = append(out, apiMessage{m, typ})
 	}
 	return struct {
 		Messages   []apiMessage `json:"messages"`

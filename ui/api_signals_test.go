@@ -35,6 +35,10 @@ func TestAPISendMessageWakesAndQueues(t *testing.T) {
 	if got := e.model.Requests()[1].Messages; got[len(got)-1].Content != `<user from="phone">ping</user>` {
 		t.Fatalf("model read %q", got[len(got)-1].Content)
 	}
+	msgs := e.call("GET", "/api/memory/threads/"+th+"/messages", "", 200)
+	if get(msgs, "messages", 0, "role") != "signal" || get(msgs, "messages", 0, "type") != "user" || get(msgs, "messages", 1, "type") != "v2" {
+		t.Fatalf("stored signal as the API lists it: %v", get(msgs, "messages", 0))
+	}
 	e.model.Push(scripted.Reply{Text: "queued answer"})
 	v = e.call("POST", "/api/agents/parley/queue-message", `{"message":"later","resourceId":"me","threadId":"`+th+`"}`, 200)
 	if get(v, "accepted", "action") != "wake" {
