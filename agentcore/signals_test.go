@@ -451,3 +451,60 @@ func TestStateSignalLanes(t *testing.T) {
 		}
 	}
 }
+
+// A thread subscription follows every run of the thread in turn; leaving
+// it stops nothing, abort stops the run.
+func TestSubscribeThread(t *testing.T) {
+	rt, srv := newRuntime(t)
+	th := thread(t, rt)
+	sub := rt.SubscribeThread(th.ID)
+	if sub.ActiveRunID() != "" {
+		t.Fatal("an idle thread has an active run")
+	}
+	srv.Push(scripted.Reply{Text: "one"}, scripted.Reply{Text: "two"})
+	var runs []string
+	go func() {
+		for _, text := range []string{"a", "b"} {
+			if _, _, err := rt.SendMessage(context.Background(), text, nil, agentcore.SignalTarget{ThreadID: th.ID}); err != nil {
+				t.Errorf("send: %v", err)
+			}
+			waitIdle(t, rt, th.ID)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var first agentcore.EventType
+	for e := range sub.Events(ctx) {
+		if first == "" {
+			first = e.Type
+		}
+		if e.Type == agentcore.EventStart {
+			runs = append(runs, e.RunID)
+		}
+		if e.Type == agentcore.EventFinish && len(runs) == 2 {
+			break
+		}
+	}
+	if first != agentcore.EventStart || len(runs) != 2 || runs[0] == runs[1] {
+		t.Fatalf("first event %s, runs %v", first, runs)
+	}
+
+	// Unsubscribing leaves a run going; Abort stops it.
+	srv.Push(scripted.Reply{Text: strings.Repeat("slow ", 50), Delay: 10 * time.Millisecond})
+	acc, _, err := rt.SendMessage(t.Context(), "c", nil, agentcore.SignalTarget{ThreadID: th.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := rt.SubscribeThread(th.ID)
+	sub.Unsubscribe()
+	if got := other.ActiveRunID(); got != acc.RunID {
+		t.Fatalf("active run %q, want %q", got, acc.RunID)
+	}
+	if !other.Abort() || other.ActiveRunID() != "" {
+		t.Fatal("abort did not stop the run")
+	}
+	other.Unsubscribe()
+	for range sub.Events(t.Context()) {
+		t.Fatal("an ended subscription yielded")
+	}
+}
