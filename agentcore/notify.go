@@ -562,6 +562,14 @@ func (rt *Runtime) SetNotificationStatus(ctx context.Context, threadID, id strin
 	default:
 		return Notification{}, fmt.Errorf("a notification can be marked seen, dismissed or archived, not %q", s)
 	}
+	return rt.updateNote(ctx, threadID, id, func(n *Notification) {
+		n.stamp(s, time.Now().UTC())
+		n.DeliverAt, n.SummaryAt = nil, nil // dealt with: nothing more to deliver
+	})
+}
+
+// updateNote changes one record under its thread's inbox lock.
+func (rt *Runtime) updateNote(ctx context.Context, threadID, id string, change func(*Notification)) (Notification, error) {
 	ns, err := rt.notes()
 	if err != nil {
 		return Notification{}, err
@@ -573,8 +581,7 @@ func (rt *Runtime) SetNotificationStatus(ctx context.Context, threadID, id strin
 	if err != nil {
 		return Notification{}, err
 	}
-	n.stamp(s, time.Now().UTC())
-	n.DeliverAt, n.SummaryAt = nil, nil // dealt with: nothing more to deliver
+	change(&n)
 	if err := ns.SaveNotification(ctx, n); err != nil {
 		return Notification{}, err
 	}
@@ -585,24 +592,10 @@ func (rt *Runtime) SetNotificationStatus(ctx context.Context, threadID, id strin
 // SnoozeNotification hides a record from the inbox until then; its
 // delivery is untouched ("not now" never means no).
 func (rt *Runtime) SnoozeNotification(ctx context.Context, threadID, id string, until time.Time) (Notification, error) {
-	ns, err := rt.notes()
-	if err != nil {
-		return Notification{}, err
-	}
-	lane := rt.noteLane(threadID)
-	lane.Lock()
-	defer lane.Unlock()
-	n, err := ns.GetNotification(ctx, threadID, id)
-	if err != nil {
-		return Notification{}, err
-	}
-	u := until.UTC()
-	n.SnoozedUntil, n.UpdatedAt = &u, time.Now().UTC()
-	if err := ns.SaveNotification(ctx, n); err != nil {
-		return Notification{}, err
-	}
-	rt.noteChanged(threadID)
-	return n, nil
+	return rt.updateNote(ctx, threadID, id, func(n *Notification) {
+		u := until.UTC()
+		n.SnoozedUntil, n.UpdatedAt = &u, time.Now().UTC()
+	})
 }
 
 // ReadResult is what reading notifications did (the inbox tool's read).

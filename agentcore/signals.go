@@ -165,13 +165,7 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 		case Discard:
 			return Accepted{Action: Discard}, sig, nil
 		case Persist:
-			if sig.Transient {
-				return Accepted{Action: Discard}, sig, nil
-			}
-			if err := rt.storeSignal(ctx, thread, sig, StatusComplete); err != nil {
-				return Accepted{}, Signal{}, err
-			}
-			return Accepted{Action: Persist}, sig, nil
+			return rt.persist(ctx, thread, sig)
 		case Deliver:
 			if !sig.Transient {
 				if err := rt.storeSignal(ctx, thread, sig, StatusQueued); err != nil {
@@ -192,13 +186,7 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 	case Discard:
 		return Accepted{Action: Discard}, sig, nil
 	case Persist:
-		if sig.Transient {
-			return Accepted{Action: Discard}, sig, nil
-		}
-		if err := rt.storeSignal(ctx, thread, sig, StatusComplete); err != nil {
-			return Accepted{}, Signal{}, err
-		}
-		return Accepted{Action: Persist}, sig, nil
+		return rt.persist(ctx, thread, sig)
 	case Wake:
 		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
 		if err != nil {
@@ -208,6 +196,18 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 	default:
 		return Accepted{}, Signal{}, fmt.Errorf("invalid ifIdle behavior %q: use wake, persist or discard", to.IfIdle.Behavior)
 	}
+}
+
+// persist keeps a signal in the thread for a later run; a transient one
+// has nowhere to go.
+func (rt *Runtime) persist(ctx context.Context, thread Thread, sig Signal) (Accepted, Signal, error) {
+	if sig.Transient {
+		return Accepted{Action: Discard}, sig, nil
+	}
+	if err := rt.storeSignal(ctx, thread, sig, StatusComplete); err != nil {
+		return Accepted{}, Signal{}, err
+	}
+	return Accepted{Action: Persist}, sig, nil
 }
 
 func cmpStr(s, def string) string {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,16 +20,8 @@ func (p *parley) postJSON(t *testing.T, path, body string) (int, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return resp.StatusCode, b.String()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }
 
 // A notification posted over HTTP shows up in the inbox at once, with the
@@ -84,16 +77,8 @@ func (p *parley) getJSON(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return b.String()
+	raw, _ := io.ReadAll(resp.Body)
+	return string(raw)
 }
 
 // A question asked in one chat is answered from the inbox on another page;
