@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/input"
+	"github.com/go-rod/rod/lib/proto"
 
 	"parley/agentcore/scripted"
 )
@@ -57,6 +58,10 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 	pg.MustElement(`#inbox-panel select[data-bind\:inbox-priority]`).MustSelect("High")
 	waitJS(t, pg, `() => [...document.querySelectorAll('#inbox-list .inbox-item')].filter(li => li.offsetParent !== null).length === 1`)
 	pg.MustScreenshot(artifact("inbox-light.png"))
+	if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(pg); err != nil {
+		t.Fatal(err)
+	}
+	pg.MustScreenshot(artifact("inbox-dark.png"))
 	pg.MustElement(`#inbox-panel select[data-bind\:inbox-priority]`).MustSelect("Any priority")
 
 	pg.MustElement(`#inbox-list .inbox-item[data-kind=notification] .inbox-seen`).MustClick()
