@@ -139,7 +139,7 @@ func (s *settings) Providers(ctx context.Context) ([]components.ProviderView, er
 			v.KeyStatus = "Set by the program that started Parley"
 		case key != "":
 			v.KeySet = true
-			v.KeyStatus = "Saved" + lastFour(key) + ", " + map[string]string{KeptInKeyring: "in the OS keyring", KeptInFile: "in " + s.keys.Path()}[where]
+			v.KeyStatus = "Saved" + lastFour(key) + ", " + map[string]string{KeptInKeyring: "in the OS keyring", KeptInFile: "in keys.json"}[where]
 		default:
 			for _, env := range llm.KeyEnvs(p) {
 				if getenv(env) != "" {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
 	"parley/components"
@@ -128,17 +129,24 @@ func (s *Server) settingsView(ctx context.Context) (components.Settings, error) 
 
 func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status int, page components.Settings) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// no-store: the page describes keys, and a page kept in the back/forward
+	// cache would keep its streams open: a few form posts later the
+	// browser's six connections to the server would all be taken.
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	if err := components.SettingsPage(page).Render(r.Context(), w); err != nil {
 		s.log.Warn("render settings", "err", err)
 	}
 }
 
-// settingsDone answers a settings form: back to the page with the outcome
-// by its section (post/redirect/get), or the page again with the error
-// and what was typed, except a key.
+// settingsDone answers a settings form. Posted from the page (Datastar),
+// the settings are patched in place with the outcome by its section;
+// posted by a plain form, the browser goes back to the page with the
+// outcome (post/redirect/get), or gets the page again with the error. On
+// an error what was typed stays, except a key.
 func (s *Server) settingsDone(w http.ResponseWriter, r *http.Request, target, ok string, err error, keep func(*components.Settings)) {
-	if err == nil {
+	fromPage := r.Header.Get("Datastar-Request") == "true"
+	if err == nil && !fromPage {
 		http.Redirect(w, r, "/settings?"+url.Values{"at": {target}, "saved": {ok}}.Encode()+"#"+anchor(target), http.StatusSeeOther)
 		return
 	}
@@ -147,9 +155,24 @@ func (s *Server) settingsDone(w http.ResponseWriter, r *http.Request, target, ok
 		s.httpError(w, r, verr)
 		return
 	}
-	page.Flash = components.Flash{Target: target, Message: err.Error(), Error: true}
-	if keep != nil {
-		keep(&page)
+	page.Flash = components.Flash{Target: target, Message: ok}
+	if err != nil {
+		page.Flash = components.Flash{Target: target, Message: err.Error(), Error: true}
+		if keep != nil {
+			keep(&page)
+		}
+	}
+	if fromPage {
+		// Everything a form changes, but never the MCP server list: only
+		// its stream patches that, so an older state cannot come back.
+		sse := datastar.NewSSE(w, r)
+		for _, c := range []templ.Component{components.ProvidersView(page), components.ModelView(page),
+			components.MCPNotes(page), components.MCPFormView(page.MCPForm)} {
+			if err := sse.PatchElementTempl(c); err != nil {
+				return
+			}
+		}
+		return
 	}
 	s.renderSettings(w, r, http.StatusBadRequest, page)
 }
@@ -308,18 +331,11 @@ func (s *Server) saveMCP(w http.ResponseWriter, r *http.Request) {
 		URL: r.PostFormValue("url"), Headers: r.PostFormValue("headers"),
 	}
 	err := m.SaveMCP(r.Context(), f)
-	if err == nil {
-		http.Redirect(w, r, "/settings?"+url.Values{"at": {"mcp"}, "saved": {"Saved " + f.Name + "; it starts in the background."}}.Encode()+"#mcp", http.StatusSeeOther)
-		return
-	}
-	page, verr := s.settingsView(r.Context())
-	if verr != nil {
-		s.httpError(w, r, verr)
-		return
-	}
-	f.Error = err.Error()
-	page.MCPForm = f
-	s.renderSettings(w, r, http.StatusBadRequest, page)
+	s.settingsDone(w, r, "mcp", "Saved "+f.Name+"; it starts in the background.", err, func(page *components.Settings) {
+		page.Flash = components.Flash{}
+		f.Error = err.Error()
+		page.MCPForm = f
+	})
 }
 
 func (s *Server) removeMCP(w http.ResponseWriter, r *http.Request) {
@@ -353,7 +369,7 @@ func (s *Server) mcpStream(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(w, r, datastar.WithContext(ctx))
 	for {
 		changed := m.MCPChanged() // before reading: a change in between is not lost
-		if err := sse.PatchElementTempl(components.MCPServers(m.MCPServers())); err != nil {
+		if err := sse.PatchElementTempl(components.MCPServers(m.MCPServers(), true)); err != nil {
 			return
 		}
 		select {
