@@ -32,6 +32,11 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 	id := p.newThread()
 	pg := p.page("/t/" + id)
 	waitJS(t, pg, `() => document.querySelector('#inbox-bell') !== null && document.querySelector('#inbox-count') === null`)
+	// A chat page keeps one stream open: the chat's carries the inbox too
+	// (browsers allow six connections per server).
+	if evalString(pg, `() => String(document.querySelector('#inbox-root').hasAttribute('data-init'))`) != "false" {
+		t.Fatal("a chat page opened a second stream for the inbox")
+	}
 
 	// Low priority: kept in the inbox, summarised, never waking the agent.
 	code, body := p.postJSON(t, "/api/notifications", `{"threadId":"`+id+`","source":"ci","kind":"build","priority":"low","summary":"Nightly build 118 passed"}`)

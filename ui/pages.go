@@ -59,7 +59,11 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, p components.Page) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := components.App(p).Render(r.Context(), w); err != nil {
+	ctx := r.Context()
+	if p.Chat != nil {
+		ctx = components.WithInboxInChatStream(ctx) // the chat's stream carries it
+	}
+	if err := components.App(p).Render(ctx, w); err != nil {
 		s.log.Warn("render page", "path", r.URL.Path, "err", err)
 	}
 }

@@ -31,7 +31,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	threadSub := s.rt.Bus.Subscribe(id)
 	defer threadSub.Close()
 	listSub := s.rt.Bus.Subscribe("", agentcore.EventThread, agentcore.EventMessage,
-		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
+		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError,
+		agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval, eventInbox)
 	defer listSub.Close()
 
 	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}}
@@ -97,6 +98,7 @@ type chatStream struct {
 	changed  map[string]bool // messages to re-render
 	sidebar  bool
 	header   bool
+	inbox    bool // what needs the user may have changed
 	tasks    bool // the stored task list changed
 	liveTask bool // a task_write is streaming: preview its list
 	actions  bool
@@ -132,8 +134,15 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 			v.actions, v.urgent, v.usage = true, true, true
 		}
 	}
-	if len(list) > 0 {
-		v.sidebar = true
+	for _, e := range list {
+		switch e.Type {
+		case agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval, eventInbox:
+			v.inbox = true
+		case agentcore.EventMessage:
+			v.sidebar = true
+		default: // a run started or ended, a thread changed
+			v.sidebar, v.inbox = true, true
+		}
 	}
 }
 
@@ -148,7 +157,7 @@ func (v *chatStream) change(id string) {
 }
 
 func (v *chatStream) dirty() bool {
-	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage
+	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox
 }
 
 // full sends the whole chat: used once when the stream opens.
@@ -173,6 +182,9 @@ func (v *chatStream) full(ctx context.Context) error {
 	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running)); err != nil {
 		return err
 	}
+	if err := v.patchInbox(ctx); err != nil {
+		return err
+	}
 	return v.patchSidebar(ctx)
 }
 
@@ -180,7 +192,7 @@ func (v *chatStream) full(ctx context.Context) error {
 func (v *chatStream) flush(ctx context.Context) error {
 	defer func() {
 		v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false
-		v.tasks, v.liveTask, v.usage = false, false, false
+		v.tasks, v.liveTask, v.usage, v.inbox = false, false, false, false
 	}()
 	// The thread is read only when its header may have changed (a rename,
 	// a mode switch, a deletion, a run's usage): token frames touch the
@@ -272,10 +284,27 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 	}
+	if v.inbox {
+		if err := v.patchInbox(ctx); err != nil {
+			return err
+		}
+	}
 	if v.sidebar {
 		return v.patchSidebar(ctx)
 	}
 	return nil
+}
+
+// patchInbox sends the bell and the inbox panel's list.
+func (v *chatStream) patchInbox(ctx context.Context) error {
+	in, err := v.s.inbox(ctx)
+	if err != nil {
+		return err
+	}
+	if err := v.sse.PatchElementTempl(components.InboxBell(in.Count())); err != nil {
+		return err
+	}
+	return v.sse.PatchElementTempl(components.InboxList(in))
 }
 
 func (v *chatStream) patchSidebar(ctx context.Context) error {
