@@ -178,7 +178,7 @@ func BannerView(b Banner) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if b.Demo {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div id=\"banner\" class=\"banner\" role=\"status\"><strong>Demo mode.</strong> Replies are scripted until you add a provider key: set <code>OPENAI_API_KEY</code>, <code>ANTHROPIC_API_KEY</code>, <code>GOOGLE_API_KEY</code> or <code>OPENROUTER_API_KEY</code> (or run a local model with <code>--model ollama/llama3.2</code>) and restart.</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div id=\"banner\" class=\"banner\" role=\"status\"><strong>Demo mode.</strong> Replies are scripted until you add a provider key in <a href=\"/settings\">Settings</a> (or set <code>OPENAI_API_KEY</code>, <code>ANTHROPIC_API_KEY</code>, <code>GOOGLE_API_KEY</code> or <code>OPENROUTER_API_KEY</code>, or run a local model with <code>--model ollama/llama3.2</code>) and pick its model.</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
