@@ -155,7 +155,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	// In Plan mode write_file may only write the plan.
 	agent.Tools["write_file"] = planGuarded(wss, agent.Tools["write_file"])
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
-	// Offered only to models whose provider has it (OpenAI, Anthropic).
+	// Offered only to models that have it (OpenAI, Anthropic, Gemini 3 and later).
 	agent.Tools["web_search"] = toolkit.WebSearchTool()
 	// MCP servers start in the background; their tools join each run as
 	// they are when it starts.

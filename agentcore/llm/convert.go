@@ -16,35 +16,47 @@ import (
 )
 
 // UnsupportedToolError fails a request that asks for a provider-defined
-// tool the model's provider does not have.
+// tool the model's provider (or the model itself) does not have.
 type UnsupportedToolError struct {
 	Tool     string // e.g. WebSearch
 	Provider string // e.g. "ollama"
+	// Model and Reason are set when the provider has the tool but this
+	// model cannot use it (older Gemini models).
+	Model, Reason string
 }
 
 func (e *UnsupportedToolError) Error() string {
+	if e.Model != "" {
+		return fmt.Sprintf("%s is not available for %s/%s: %s", e.Tool, e.Provider, e.Model, e.Reason)
+	}
 	if e.Tool == WebSearch {
-		return fmt.Sprintf("web_search is not available for %s models: use an OpenAI or Anthropic model", e.Provider)
+		return fmt.Sprintf("web_search is not available for %s models: use an OpenAI, Anthropic or Gemini model", e.Provider)
 	}
 	return fmt.Sprintf("%s models have no provider tool %q", e.Provider, e.Tool)
 }
 
-// CheckProviderTool reports whether the provider of modelSpec
-// ("provider/model") has the provider-defined tool, so that a caller can
-// leave it out (or say why) before a request fails with the same
-// *UnsupportedToolError.
+// CheckProviderTool reports whether the model of modelSpec
+// ("provider/model") has the provider-defined tool beside function tools,
+// so that a caller can leave it out (or say why) before a request fails
+// with the same *UnsupportedToolError. Gemini 2 models have web_search only
+// in a request without function tools (see gemini.go): for them it reports
+// the error such a request would get.
 func CheckProviderTool(modelSpec, tool string) error {
-	provider, _, _ := strings.Cut(modelSpec, "/")
+	provider, modelID, _ := strings.Cut(modelSpec, "/")
+	if provider == google.Name && tool == WebSearch {
+		return geminiSearchError(modelID, true)
+	}
 	_, err := providerTool(provider, tool)
 	return err
 }
 
 // providerTool is fantasy's definition of a provider-defined tool.
 //
-// Google is missing on purpose: fantasy v0.41.2's google adapter turns
-// every non-function tool into an "unsupported tool" warning and never
-// reads Gemini's grounding metadata, so google_search cannot be sent nor
-// its sources read. fantasy has no OpenRouter web plugin yet either.
+// Google is handled apart: fantasy v0.41.2's google adapter turns every
+// non-function tool into an "unsupported tool" warning and never reads
+// Gemini's grounding metadata, so geminiTransport sends Google Search and
+// reads its results itself (gemini.go). fantasy has no OpenRouter web
+// plugin yet.
 func providerTool(provider, name string) (fantasy.Tool, error) {
 	if name == WebSearch {
 		switch provider {
@@ -62,8 +74,14 @@ func usesProviderTools(req Request) bool {
 	return slices.ContainsFunc(req.Tools, func(t ToolSpec) bool { return t.ProviderDefined })
 }
 
-// toCall converts a Request into fantasy's prompt types.
-func toCall(req Request, provider string) (fantasy.Call, error) {
+// hasFunctionTools reports whether req offers tools the caller runs.
+func hasFunctionTools(req Request) bool {
+	return slices.ContainsFunc(req.Tools, func(t ToolSpec) bool { return !t.ProviderDefined })
+}
+
+// toCall converts a Request for modelID of provider into fantasy's prompt
+// types.
+func toCall(req Request, provider, modelID string) (fantasy.Call, error) {
 	var call fantasy.Call
 	for i, m := range req.Messages {
 		switch m.Role {
@@ -80,11 +98,13 @@ func toCall(req Request, provider string) (fantasy.Call, error) {
 				if tc.ProviderExecuted {
 					continue // see ToolCall.ProviderExecuted
 				}
-				if tc.Signature != "" && provider == google.Name {
+				if sig, _ := openGeminiSignature(tc.Signature); sig != "" && provider == google.Name {
 					// fantasy's google adapter attaches a signature to the
 					// function call that follows a reasoning part carrying it.
+					// Server-side parts riding on the signature go back
+					// through geminiTransport.
 					parts = append(parts, fantasy.ReasoningPart{ProviderOptions: fantasy.ProviderOptions{
-						google.Name: &google.ReasoningMetadata{Signature: tc.Signature, ToolID: tc.ID},
+						google.Name: &google.ReasoningMetadata{Signature: sig, ToolID: tc.ID},
 					}})
 				}
 				parts = append(parts, fantasy.ToolCallPart{
@@ -112,6 +132,12 @@ func toCall(req Request, provider string) (fantasy.Call, error) {
 		}
 	}
 	for _, t := range req.Tools {
+		if t.ProviderDefined && provider == google.Name && t.Name == WebSearch {
+			if err := geminiSearchError(modelID, hasFunctionTools(req)); err != nil {
+				return call, err
+			}
+			continue // geminiTransport adds Google Search to the request
+		}
 		if t.ProviderDefined {
 			tool, err := providerTool(provider, t.Name)
 			if err != nil {
@@ -185,6 +211,12 @@ type converter struct {
 	executed map[string]*executedCall
 	held     []string        // ids of calls held back until their result
 	sources  map[string]bool // URLs already yielded
+
+	// gemini is the attempt's Gemini state (nil for other providers):
+	// what geminiTransport read that fantasy does not pass on.
+	gemini        *geminiCall
+	searchID      string // the Gemini search call, once announced
+	functionCalls int    // Gemini function calls converted so far
 }
 
 // executedCall is a call the provider runs itself.
@@ -195,8 +227,97 @@ type executedCall struct {
 
 // parts converts fp into the parts worth yielding: none for block starts
 // and ends, warnings, empty deltas and repeated sources; two when a held
-// call is released with its result.
+// call is released with its result. On a Gemini stream a Google Search
+// becomes a provider-executed web_search call as soon as geminiTransport
+// has seen it, and its result and sources come before the finish, which
+// carries the usage Gemini counted.
 func (c *converter) parts(fp fantasy.StreamPart) []Part {
+	if c.gemini == nil {
+		return c.convert(fp)
+	}
+	finish := fp.Type == fantasy.StreamPartTypeFinish
+	if c.searchID != "" && !finish {
+		return c.convert(fp)
+	}
+	seen := c.gemini.seen()
+	var out []Part
+	if seen.searched && c.searchID == "" {
+		out = c.geminiSearchCall(seen)
+	}
+	if finish && c.searchID != "" {
+		out = append(out, c.geminiSearchResult(seen)...)
+	}
+	out = append(out, c.convert(fp)...)
+	if n := len(out); finish && seen.usage != nil && n > 0 && out[n-1].Type == PartFinish {
+		// fantasy adds up Gemini's per-chunk counts, which are running totals.
+		out[n-1].Usage = *seen.usage
+	}
+	return out
+}
+
+// geminiSearchCall announces the Google Search seen so far.
+func (c *converter) geminiSearchCall(seen geminiSeen) []Part {
+	c.searchID = newSearchID()
+	ec := c.execute(c.searchID, WebSearch)
+	ec.input = "{}"
+	if len(seen.queries) > 0 {
+		b, _ := json.Marshal(struct { // a string: cannot fail
+			Query string `json:"query"`
+		}{geminiSearchQuery(seen.queries)})
+		ec.input = string(b)
+	}
+	return []Part{
+		{Type: PartToolInputStart, ToolCallID: c.searchID, ToolName: WebSearch, ProviderExecuted: true},
+		c.executedCall(c.searchID, ec.input),
+	}
+}
+
+// geminiSearchResult is the search's result, every query and page of it,
+// and the pages as sources.
+func (c *converter) geminiSearchResult(seen geminiSeen) []Part {
+	out, _ := json.Marshal(WebSearchResult{Query: geminiSearchQuery(seen.queries), Results: seen.sources}) // plain strings: cannot fail
+	parts := []Part{{
+		Type:             PartToolResult,
+		ToolCallID:       c.searchID,
+		ToolName:         WebSearch,
+		Result:           string(out),
+		ProviderExecuted: true,
+	}}
+	for _, s := range seen.sources {
+		parts = append(parts, c.source(s.URL, s.Title)...)
+	}
+	return parts
+}
+
+// source yields a source once per URL.
+func (c *converter) source(url, title string) []Part {
+	if url == "" || c.sources[url] {
+		return nil
+	}
+	if c.sources == nil {
+		c.sources = map[string]bool{}
+	}
+	c.sources[url] = true
+	return []Part{{Type: PartSource, URL: url, Title: title}}
+}
+
+// signature is what a function call carries back: Gemini's thought
+// signature, sealed with the server-side parts before the call.
+func (c *converter) signature(id string) string {
+	sig := c.signatures[id]
+	if c.gemini == nil {
+		return sig
+	}
+	n := c.functionCalls
+	c.functionCalls++
+	if parts := c.gemini.boundTo(n); len(parts) > 0 {
+		return sealGeminiSignature(sig, parts)
+	}
+	return sig
+}
+
+// convert maps one fantasy part as parts does, Gemini's search aside.
+func (c *converter) convert(fp fantasy.StreamPart) []Part {
 	one := func(p Part, ok bool) []Part {
 		if !ok {
 			return nil
@@ -238,7 +359,7 @@ func (c *converter) parts(fp fantasy.StreamPart) []Part {
 				ToolCallID: fp.ID,
 				ToolName:   fp.ToolCallName,
 				Input:      cmp.Or(fp.ToolCallInput, "{}"),
-				Signature:  c.signatures[fp.ID],
+				Signature:  c.signature(fp.ID),
 			}, true)
 		}
 		ec := c.execute(fp.ID, fp.ToolCallName)
@@ -277,14 +398,7 @@ func (c *converter) parts(fp fantasy.StreamPart) []Part {
 			ProviderExecuted: true,
 		})
 	case fantasy.StreamPartTypeSource:
-		if fp.URL == "" || c.sources[fp.URL] {
-			return nil
-		}
-		if c.sources == nil {
-			c.sources = map[string]bool{}
-		}
-		c.sources[fp.URL] = true
-		return []Part{{Type: PartSource, URL: fp.URL, Title: fp.Title}}
+		return c.source(fp.URL, fp.Title)
 	case fantasy.StreamPartTypeFinish:
 		// A call whose result never came is released as it is, so that
 		// no started call is left open.

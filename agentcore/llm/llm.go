@@ -71,7 +71,9 @@ type ToolSpec struct {
 }
 
 // WebSearch is the provider-defined tool that searches the web: OpenAI's
-// web_search (Responses API) and Anthropic's web_search_20250305.
+// web_search (Responses API), Anthropic's web_search_20250305 and Gemini's
+// Google Search grounding (Gemini 3 and later beside function tools,
+// Gemini 2 only without them: see gemini.go).
 const WebSearch = "web_search"
 
 // Request is one model call.
@@ -122,7 +124,9 @@ type Part struct {
 
 // WebSearchResult is the Result of a web_search call. OpenAI names no
 // results there (its sources come as PartSource citations in the text);
-// Anthropic lists every page the search returned.
+// Anthropic lists every page the search returned; Gemini lists the pages
+// its answer is grounded on (its URLs are Google's redirects, its titles
+// the sites), with every query it ran for the answer joined by "; ".
 type WebSearchResult struct {
 	Query   string   `json:"query,omitempty"`
 	Results []Source `json:"results,omitempty"`

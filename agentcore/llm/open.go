@@ -132,12 +132,10 @@ var providers = []providerDef{
 		keyEnvs: []string{"GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"},
 		baseEnv: "GOOGLE_BASE_URL",
 		open: func(e endpoint) (fantasy.Provider, error) {
-			opts := []google.Option{google.WithGeminiAPIKey(e.key)}
+			// geminiClient sends and reads Google Search (gemini.go).
+			opts := []google.Option{google.WithGeminiAPIKey(e.key), google.WithHTTPClient(geminiClient(e.client))}
 			if e.baseURL != "" {
 				opts = append(opts, google.WithBaseURL(e.baseURL))
-			}
-			if e.client != nil {
-				opts = append(opts, google.WithHTTPClient(e.client))
 			}
 			return google.New(opts...)
 		},
@@ -259,6 +257,7 @@ func Open(spec string, cfg Config) (Model, error) {
 	return &model{
 		spec:     spec,
 		provider: name,
+		modelID:  modelID,
 		lm:       lm,
 		searchLM: searchLM,
 		idle:     cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),

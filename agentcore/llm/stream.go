@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"charm.land/fantasy"
+	"charm.land/fantasy/providers/google"
 )
 
 // ErrStalled is wrapped by the error that ends a stream on which no part
@@ -23,6 +24,7 @@ var errNoFinish = errors.New("stream ended without a finish")
 type model struct {
 	spec     string
 	provider string // the spec's provider name, prefixed to every error but *UnsupportedToolError
+	modelID  string // the spec's model name
 	lm       fantasy.LanguageModel
 	// searchLM serves requests with provider-defined tools when the
 	// provider has them on another API only (OpenAI: the Responses API,
@@ -40,7 +42,7 @@ func (m *model) Spec() string { return m.spec }
 // caller has already shown the partial answer.
 func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] {
 	return func(yield func(Part, error) bool) {
-		call, err := toCall(req, m.provider)
+		call, err := toCall(req, m.provider, m.modelID)
 		var unsupported *UnsupportedToolError
 		if errors.As(err, &unsupported) {
 			yield(Part{}, err) // names the provider already
@@ -60,7 +62,7 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 		defer cancel()
 
 		retry := fantasy.RetryWithExponentialBackoffRespectingRetryHeaders[*attempt](m.retry)
-		a, err := retry(ctx, func() (*attempt, error) { return m.start(ctx, lm, call) })
+		a, err := retry(ctx, func() (*attempt, error) { return m.start(ctx, lm, call, req) })
 		if err != nil {
 			yield(Part{}, describe(m.provider, err))
 			return
@@ -91,9 +93,14 @@ type attempt struct {
 
 // start opens an attempt and waits for its first part, so that the retry
 // loop sees every failure that happens before anything was yielded.
-func (m *model) start(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call) (*attempt, error) {
+func (m *model) start(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call, req Request) (*attempt, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle}
+	if m.provider == google.Name {
+		// What the adapter cannot do with Gemini, its HTTP client does.
+		a.conv.gemini = newGeminiCall(req)
+		actx = withGeminiCall(actx, a.conv.gemini)
+	}
 	go a.read(actx, lm, call)
 	first, err := a.next(ctx)
 	if err != nil {

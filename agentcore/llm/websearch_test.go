@@ -143,9 +143,9 @@ func TestWebSearchUnsupportedProvider(t *testing.T) {
 		http.Error(w, "no", http.StatusTeapot)
 	}))
 	defer srv.Close()
-	for _, spec := range []string{"google/gemini-2.5-flash", "openrouter/openai/gpt-5.4-nano", "ollama/llama3.2", "openai-compatible/qwen3"} {
+	for _, spec := range []string{"openrouter/openai/gpt-5.4-nano", "ollama/llama3.2", "openai-compatible/qwen3"} {
 		provider, _, _ := strings.Cut(spec, "/")
-		want := "web_search is not available for " + provider + " models: use an OpenAI or Anthropic model"
+		want := "web_search is not available for " + provider + " models: use an OpenAI, Anthropic or Gemini model"
 		t.Run(provider, func(t *testing.T) {
 			m, err := Open(spec, Config{
 				APIKeys:  map[string]string{provider: "test-key"},
@@ -179,7 +179,7 @@ func TestWebSearchHistoryLeavesOutExecutedCalls(t *testing.T) {
 			{ID: "srvtoolu_1", Name: WebSearch, Input: `{"query":"news"}`, ProviderExecuted: true},
 		}},
 		{Role: RoleUser, Text: "more"},
-	}}, "anthropic")
+	}}, "anthropic", "claude-sonnet-4-5")
 	if err != nil {
 		t.Fatal(err)
 	}
