@@ -75,7 +75,11 @@ type Event struct {
 	// ProviderExecuted: the provider ran this call (web_search); nothing
 	// ran here and no tool message answers it.
 	ProviderExecuted bool
-	URL, Title       string // source
+	// Signature (tool-call) is provider state that goes back with the
+	// call (llm.ToolCall.Signature); the message keeps it so that a run
+	// resumed from the store sends it too.
+	Signature  string
+	URL, Title string // source
 	// Resume is the user's answer that the call ran again with.
 	Resume json.RawMessage
 	// ModelOutput is what the model saw of the result (toModelOutput).

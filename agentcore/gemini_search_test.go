@@ -116,3 +116,91 @@ func TestRuntimeGeminiWebSearch(t *testing.T) {
 		t.Errorf("the search's parts did not go back before the call: %s", reqs[1].Body)
 	}
 }
+
+// A run that waits for the user resumes from the store: the function
+// call's thought signature and the search's parts, kept in the stored
+// message, go back in the request that continues the turn (Gemini 3
+// refuses a function call of the current turn without its signature).
+func TestGeminiSignatureSurvivesSuspension(t *testing.T) {
+	srv := llmtest.NewGeminiServer(t)
+	srv.Push(llmtest.GeminiReply{Chunks: []llmtest.GeminiChunk{
+		{Parts: []map[string]any{llmtest.GeminiSearchCall("s1", "sig-search\x00\xff", "ports in use")}, Usage: llmtest.GeminiUsage{Prompt: 40}},
+		{Parts: []map[string]any{llmtest.GeminiSearchResponse("s1", ""), llmtest.GeminiFunctionCall("q1", "ask", map[string]any{"question": "Which port?"}, "sig-call\x00\xfe")},
+			Finish: "STOP", Usage: llmtest.GeminiUsage{Prompt: 40, Candidates: 9},
+			Grounding: llmtest.GeminiGrounding([]string{"ports in use"}, llmtest.GeminiPage{URI: "https://vertexaisearch.cloud.google.com/grounding-api-redirect/ports", Title: "iana.org"})},
+	}})
+	path := filepath.Join(t.TempDir(), "p.db")
+	open := func() (*agentcore.Runtime, func()) {
+		db, err := storage.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := llm.Config{APIKeys: map[string]string{"google": "k"}, BaseURLs: map[string]string{"google": srv.URL}, Getenv: func(string) string { return "" }, MaxRetries: -1}
+		agent := &agentcore.Agent{ID: "a", Model: "google/gemini-3-pro-preview",
+			Tools:  map[string]*agentcore.Tool{"ask": askTool(), "web_search": {ID: llm.WebSearch, ProviderDefined: true}},
+			Models: func(spec string) (llm.Model, error) { return llm.Open(spec, cfg) }}
+		rt := agentcore.NewRuntime(db, nil, agent)
+		return rt, func() { rt.Close(); db.Close() }
+	}
+	rt, closeRT := open()
+	th := thread(t, rt)
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "deploy it"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Wait(t.Context(), th.ID); err != nil {
+		t.Fatal(err)
+	}
+	closeRT() // quit with the question open
+
+	rt, closeRT = open()
+	defer closeRT()
+	srv.Push(llmtest.GeminiReply{Chunks: []llmtest.GeminiChunk{
+		{Parts: []map[string]any{llmtest.GeminiText("Deploying on 8080.")}, Finish: "STOP", Usage: llmtest.GeminiUsage{Prompt: 90, Candidates: 5}},
+	}})
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "q1", Data: json.RawMessage(`"8080"`)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = rt.Wait(t.Context(), th.ID)
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	var body struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				ToolCall         json.RawMessage `json:"toolCall"`
+				ToolResponse     json.RawMessage `json:"toolResponse"`
+				FunctionCall     json.RawMessage `json:"functionCall"`
+				FunctionResponse json.RawMessage `json:"functionResponse"`
+				ThoughtSignature []byte          `json:"thoughtSignature"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	reqs[1].Decode(t, &body)
+	var got []string
+	for _, c := range body.Contents {
+		for _, p := range c.Parts {
+			kind := "text"
+			switch {
+			case p.ToolCall != nil:
+				kind = "toolCall"
+			case p.ToolResponse != nil:
+				kind = "toolResponse"
+			case p.FunctionCall != nil:
+				kind = "functionCall"
+			case p.FunctionResponse != nil:
+				kind = "functionResponse"
+			}
+			got = append(got, c.Role+":"+kind+"+"+string(p.ThoughtSignature))
+		}
+	}
+	want := []string{"user:text+", "model:toolCall+sig-search\x00\xff", "model:toolResponse+", "model:functionCall+sig-call\x00\xfe", "user:functionResponse+"}
+	if !slices.Equal(got, want) {
+		t.Errorf("resumed request %q, want %q:\n%s", got, want, reqs[1].Body)
+	}
+	msgs, _ := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	if len(msgs) != 2 || !strings.HasSuffix(msgs[1].Content.Text(), "Deploying on 8080.") {
+		t.Fatalf("messages %+v", msgs)
+	}
+}

@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -142,6 +143,7 @@ func (b *contentBuilder) apply(e Event) bool {
 	case EventToolCall:
 		if i, ti := b.call(e.ToolCallID); ti != nil {
 			ti.State, ti.Args, ti.ProviderExecuted = "call", e.Args, e.ProviderExecuted
+			ti.Signature = cmp.Or(e.Signature, ti.Signature)
 			delete(b.text, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
 			return true

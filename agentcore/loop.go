@@ -409,7 +409,7 @@ func (r *run) complete(c *call, raw string, step int) {
 	} else {
 		c.input = json.RawMessage(fixed)
 	}
-	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, ProviderExecuted: c.providerExecuted}
+	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, ProviderExecuted: c.providerExecuted, Signature: c.signature}
 	e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputAvailable, ToolName: c.name, ToolCallID: c.id, Input: c.input})
 	r.emit(e)
 }

@@ -301,8 +301,8 @@ func (c *converter) source(url, title string) []Part {
 	return []Part{{Type: PartSource, URL: url, Title: title}}
 }
 
-// signature is what a function call carries back: Gemini's thought
-// signature, sealed with the server-side parts before the call.
+// signature is what a function call carries back: on Gemini, its thought
+// signature sealed with the server-side parts before the call.
 func (c *converter) signature(id string) string {
 	sig := c.signatures[id]
 	if c.gemini == nil {
@@ -310,10 +310,10 @@ func (c *converter) signature(id string) string {
 	}
 	n := c.functionCalls
 	c.functionCalls++
-	if parts := c.gemini.boundTo(n); len(parts) > 0 {
+	if parts := c.gemini.boundTo(n); sig != "" || len(parts) > 0 {
 		return sealGeminiSignature(sig, parts)
 	}
-	return sig
+	return ""
 }
 
 // convert maps one fantasy part as parts does, Gemini's search aside.

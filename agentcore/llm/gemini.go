@@ -159,17 +159,19 @@ func geminiCirculation(msgs []Message) map[string][]json.RawMessage {
 	return out
 }
 
-// geminiEnvelope marks a Signature that carries, besides Gemini's thought
-// signature, the server-side parts (a search's toolCall and toolResponse)
-// that came before the function call in the model's answer. Gemini wants
-// them back in that place; a function call is the one piece of a step that
-// travels back to the next request, so they ride on its Signature.
+// geminiEnvelope starts every Signature of a Gemini function call: JSON
+// holding Gemini's thought signature (binary, so base64 here: the raw
+// bytes would not survive a stored JSON message) and the server-side parts
+// (a search's toolCall and toolResponse) that came before the call in the
+// model's answer. Gemini wants those back in that place; a function call is
+// the one piece of a step that travels back to the next request, so they
+// ride on its Signature.
 const geminiEnvelope = "gemini-parts:"
 
 func sealGeminiSignature(sig string, parts []json.RawMessage) string {
 	b, _ := json.Marshal(struct { // raw JSON from the wire and bytes: cannot fail
 		Signature []byte            `json:"signature,omitempty"`
-		Parts     []json.RawMessage `json:"parts"`
+		Parts     []json.RawMessage `json:"parts,omitempty"`
 	}{[]byte(sig), parts})
 	return geminiEnvelope + string(b)
 }
