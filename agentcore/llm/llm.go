@@ -37,8 +37,10 @@ type ToolCall struct {
 	Name  string
 	Input string // JSON text as the model wrote it
 	// Signature is opaque provider state that must travel back with the
-	// call in later requests (Gemini's thought signature; without it
-	// Gemini 3 rejects the follow-up request). Empty for most providers.
+	// call in later requests (Gemini's thought signature, without which
+	// Gemini 3 rejects the follow-up request, and the parts of a Google
+	// Search made before the call). Plain text, safe to store. Empty for
+	// most providers.
 	Signature string
 	// ProviderExecuted marks a call the provider ran itself (web_search).
 	// Such calls are not sent back: no provider state is kept for them,
