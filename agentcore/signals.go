@@ -51,6 +51,9 @@ type Accepted struct {
 	RunID  string `json:"runId,omitempty"`
 }
 
+// ErrDuplicateSignal: a signal with the caller's id was accepted before.
+var ErrDuplicateSignal = errors.New("a signal with this id was already accepted")
+
 // ErrNoActiveRun: a signal aimed at a run that is not going, with no thread
 // to fall back on.
 var ErrNoActiveRun = errors.New("No active agent run found for signal target")
@@ -137,6 +140,11 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 	sig, err := NewSignal(in)
 	if err != nil {
 		return Accepted{}, Signal{}, err
+	}
+	if in.ID != "" {
+		if _, err := rt.Store.GetMessage(ctx, in.ID); err == nil {
+			return Accepted{}, Signal{}, fmt.Errorf("signal %s: %w", in.ID, ErrDuplicateSignal)
+		}
 	}
 	if to.RunID != "" && to.ThreadID == "" {
 		rt.mu.Lock()

@@ -229,6 +229,8 @@ func signalError(err error) error {
 	switch {
 	case errors.Is(err, agentcore.ErrNoActiveRun), errors.Is(err, agentcore.ErrNotFound):
 		return &apiError{http.StatusNotFound, err.Error()}
+	case errors.Is(err, agentcore.ErrDuplicateSignal):
+		return &apiError{http.StatusConflict, err.Error()}
 	case errors.Is(err, agentcore.ErrNoNotifications):
 		return err
 	}

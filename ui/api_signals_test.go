@@ -68,6 +68,12 @@ func TestAPISignalErrors(t *testing.T) {
 		{"/api/agents/parley/signals", `{"signal":{"type":"user"`, 400, "Invalid request body"},
 		{"/api/agents/parley/state-signals", `{"state":{"cacheKey":"k"},"threadId":"` + th + `"}`, 400, "state signal id is required"},
 	}
+	e.call("POST", "/api/agents/parley/signals", `{"signal":{"id":"s1","type":"reactive","contents":"x"},"threadId":"`+th+`","ifIdle":{"behavior":"persist"}}`, 200)
+	cases = append(cases, struct {
+		path, body string
+		status     int
+		want       string
+	}{"/api/agents/parley/signals", `{"signal":{"id":"s1","type":"reactive","contents":"again"},"threadId":"` + th + `","ifIdle":{"behavior":"persist"}}`, 409, "signal s1: a signal with this id was already accepted"})
 	for _, c := range cases {
 		v := e.call("POST", c.path, c.body, c.status)
 		if msg, _ := get(v, "error").(string); !strings.Contains(msg, c.want) {
