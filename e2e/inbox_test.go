@@ -50,6 +50,11 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 	}
 	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '2'`)
 
+	// Alt+I opens the inbox, Esc closes it, the bell opens it again.
+	pg.KeyActions().Press(input.AltLeft).Type(input.KeyI).MustDo()
+	waitJS(t, pg, `() => getComputedStyle(document.querySelector('#inbox-panel')).display !== 'none'`)
+	pg.Keyboard.MustType(input.Escape)
+	waitJS(t, pg, `() => getComputedStyle(document.querySelector('#inbox-panel')).display === 'none'`)
 	pg.MustElement("#inbox-bell").MustClick()
 	waitJS(t, pg, `() => getComputedStyle(document.querySelector('#inbox-panel')).display !== 'none'`)
 	items := evalString(pg, `() => [...document.querySelectorAll('#inbox-list .inbox-item')].map(li => li.dataset.kind + ':' + li.querySelector('.inbox-title').innerText).join('|')`)
@@ -161,7 +166,7 @@ func TestQueuedMessageStartsNextRun(t *testing.T) {
 	pg.Keyboard.MustType(input.Enter)
 	waitJS(t, pg, `() => document.querySelector('#queue') !== null`)
 	pg.MustElement("#draft").MustInput("second question")
-	pg.MustElement("#queue").MustClick()
+	pg.KeyActions().Press(input.AltLeft).Type(input.Enter).MustDo() // Alt+Enter queues
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-user .msg-badge')].some(b => b.innerText.startsWith('Queued'))`)
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant[data-status=complete]')].some(m => m.innerText.includes('Second answer.'))`)
 	reqs := p.Model.Requests()

@@ -26,6 +26,8 @@ const shortcutActions = {
     return clickOrFalse(document.getElementById("stop"));
   },
   "toggle-mode": () => clickOrFalse(document.querySelector("#mode-switch .mode:not(.active)")),
+  "inbox": () => clickOrFalse(document.getElementById("inbox-bell")),
+  "queue": () => clickOrFalse(document.getElementById("queue")),
   "approve-once": () => clickOrFalse(focusedApproval()?.querySelector(".approve-once")),
   "approve-always": () => clickOrFalse(focusedApproval()?.querySelector(".approve-always")),
   "deny": () => {
@@ -72,7 +74,7 @@ function keysMatch(spec, e) {
 document.addEventListener("keydown", (e) => {
   const t = e.target;
   if (e.defaultPrevented || e.isComposing) return;
-  if (e.key === "Enter" && !e.shiftKey && t.matches?.("textarea[data-enter-submits]")) {
+  if (e.key === "Enter" && !e.shiftKey && !e.altKey && t.matches?.("textarea[data-enter-submits]")) {
     e.preventDefault();
     t.form?.requestSubmit();
     return;
@@ -89,6 +91,10 @@ document.addEventListener("keydown", (e) => {
     return;
   }
   if (document.querySelector("dialog[open]")) return; // the overlay has the keys (Esc closes it)
+  if (e.key === "Escape" && inboxOpen()) {
+    document.querySelector("#inbox-panel .inbox-close")?.click();
+    return;
+  }
   const menu = document.querySelector("details.chat-menu[open]");
   if (menu && e.key === "Escape") {
     menu.open = false;
@@ -112,8 +118,17 @@ if (/Mac|iPhone|iPad/.test(navigator.platform)) {
   });
 }
 
-// The chat menu closes on a click outside it or on one of its items.
+function inboxOpen() {
+  const panel = document.getElementById("inbox-panel");
+  return !!panel && panel.style.display !== "none";
+}
+
+// The chat menu closes on a click outside it or on one of its items; the
+// inbox on a click outside it (the bell toggles it itself).
 document.addEventListener("click", (e) => {
+  if (inboxOpen() && !e.target.closest?.("#inbox-panel, #inbox-bell")) {
+    document.querySelector("#inbox-panel .inbox-close")?.click();
+  }
   for (const menu of document.querySelectorAll("details.chat-menu[open]")) {
     if (!menu.contains(e.target) || e.target.closest?.(".menu-item")) menu.open = false;
   }
