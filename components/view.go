@@ -37,6 +37,9 @@ type ThreadItem struct {
 	Pinned  bool
 	Running bool
 	When    string // "14:05", "Mon", "12 Nov"
+	// NeedsYou: something of this chat waits in the inbox (a question, a
+	// plan, an approval, a failed run, a notification).
+	NeedsYou bool
 }
 
 // Chat is one open thread.

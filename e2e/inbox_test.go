@@ -104,6 +104,8 @@ func TestInboxAnswersQuestion(t *testing.T) {
 	_ = pg
 	home := p.page("/")
 	waitJS(t, home, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
+	// The sidebar marks the chat that needs you.
+	waitJS(t, home, `(id) => document.querySelector('#thread-' + id + ' .needs-you') !== null`, id)
 	home.MustElement("#inbox-bell").MustClick()
 	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=question] .inbox-title')?.innerText === 'Which region?'`)
 	home.MustScreenshot(artifact("inbox-question.png"))
@@ -113,6 +115,7 @@ func TestInboxAnswersQuestion(t *testing.T) {
 		t.Fatalf("model told %q", got)
 	}
 	waitJS(t, home, `() => document.querySelector('#inbox-count') === null`)
+	waitJS(t, home, `(id) => document.querySelector('#thread-' + id) !== null && document.querySelector('#thread-' + id + ' .needs-you') === null`, id)
 	if msgs := p.messages(id); len(msgs) < 2 {
 		t.Fatalf("thread has %d messages", len(msgs))
 	}

@@ -210,7 +210,16 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 		if err := sse.PatchElementTempl(components.InboxBell(in.Count())); err != nil {
 			return err
 		}
-		return sse.PatchElementTempl(components.InboxList(in))
+		if err := sse.PatchElementTempl(components.InboxList(in)); err != nil {
+			return err
+		}
+		// Pages without a chat stream keep their sidebar current from
+		// here: which chats run, which need you.
+		sb, err := s.sidebar(ctx, "")
+		if err != nil {
+			return err
+		}
+		return sse.PatchElementTempl(components.SidebarView(sb))
 	}
 	if err := send(); err != nil {
 		s.logStreamEnd("inbox", err)

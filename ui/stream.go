@@ -137,7 +137,7 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 	for _, e := range list {
 		switch e.Type {
 		case agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval, eventInbox:
-			v.inbox = true
+			v.inbox, v.sidebar = true, true // the sidebar marks chats that need you
 		case agentcore.EventMessage:
 			v.sidebar = true
 		default: // a run started or ended, a thread changed

@@ -26,10 +26,17 @@ func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar
 	}
 	sb := components.Sidebar{ActiveID: active, Threads: make([]components.ThreadItem, 0, len(threads))}
 	now := time.Now()
+	needs := map[string]bool{}
+	if in, err := s.inbox(ctx); err == nil {
+		for _, it := range in.Items {
+			needs[it.ThreadID] = true
+		}
+	}
 	for _, t := range threads {
 		_, running := s.rt.Live(t.ID)
 		sb.Threads = append(sb.Threads, components.ThreadItem{
 			ID: t.ID, Title: t.Title, Pinned: t.Pinned, Running: running, When: when(t.UpdatedAt, now),
+			NeedsYou: needs[t.ID],
 		})
 	}
 	return sb, nil
