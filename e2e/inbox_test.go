@@ -3,6 +3,8 @@ package e2e
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +188,39 @@ func TestQueuedMessageStartsNextRun(t *testing.T) {
 	if badge := evalString(pg, `() => [...document.querySelectorAll('#messages .msg-badge')].map(b => b.innerText).join('|')`); badge != "" {
 		t.Fatalf("badges left after the turn ran: %q", badge)
 	}
+}
+
+// A tool call waiting for approval is allowed from the inbox on another
+// page; the file is written and the run goes on. A failed run is listed
+// until dismissed.
+func TestInboxApprovesToolCall(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w1", Name: "write_file", Args: `{"path":"notes.txt","content":"from the inbox\n"}`}}},
+		scripted.Reply{Text: "Wrote notes.txt."},
+	)
+	sendMsg(t, pg, "write the notes")
+	waitJS(t, pg, `() => `+card("w1")+`?.querySelector('[data-approval]') != null`)
+
+	home := p.page("/")
+	home.MustElement("#inbox-bell").MustClick()
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=approval] .inbox-title')?.innerText === 'Allow write_file?'`)
+	if detail := evalString(home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=approval] .inbox-detail')?.innerText || ''`); detail != "notes.txt" {
+		t.Fatalf("approval detail %q", detail)
+	}
+	home.MustElement(`#inbox-list .inbox-item[data-kind=approval] .inbox-allow`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote notes.txt.')`)
+	if b, err := os.ReadFile(filepath.Join(p.dir, "notes.txt")); err != nil || string(b) != "from the inbox\n" {
+		t.Fatalf("file after approval from the inbox: %q %v", b, err)
+	}
+	waitJS(t, home, `() => document.querySelector('#inbox-count') === null`)
+
+	// A run that fails needs the user too, until dismissed.
+	p.Model.Push(scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"the model is overloaded"}}`}) // not retried
+	sendMsg(t, pg, "again")
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed] .inbox-title')?.innerText.includes('overloaded')`)
+	home.MustElement(`#inbox-list .inbox-item[data-kind=failed] .inbox-dismiss`).MustClick()
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed]') === null && document.querySelector('#inbox-count') === null`)
 }
