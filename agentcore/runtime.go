@@ -300,6 +300,19 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("store run: %w", err)
 	}
+	// The runs that suspended on this thread wait no more: this one goes
+	// on with their work (and is the one that waits if a call still does).
+	if waiting, err := rt.Store.ListRuns(ctx, RunQuery{Statuses: []RunStatus{RunSuspended}}); err == nil {
+		for _, prev := range waiting {
+			if prev.ThreadID != thread.ID {
+				continue
+			}
+			prev.Status = RunDone
+			if err := rt.Store.FinishRun(ctx, prev); err != nil {
+				rt.Log.Warn("close a resumed run", "run", prev.ID, "err", err)
+			}
+		}
+	}
 	if err := rt.Store.UpdateMessage(ctx, msg.ID, msg.Content, StatusStreaming); err != nil {
 		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("reopen reply: %w", err)

@@ -100,6 +100,10 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = rt.Wait(t.Context(), th.ID)
+	// Nothing waits any more: no run of the thread is left suspended.
+	if waiting, _ := rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended}}); len(waiting) != 0 {
+		t.Fatalf("%d runs still suspended after every question was answered", len(waiting))
+	}
 
 	msgs, _ := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if len(msgs) != 2 {
