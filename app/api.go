@@ -27,10 +27,14 @@ const apiUsage = `Usage:
   parley api tool list              [flags]
   parley api tool get <id>          [flags] [--schema]
   parley api tool execute <id> JSON [flags]
+  parley api notify <threadId> <summary> [flags] [--source S] [--kind K]
+                    [--priority low|medium|high|urgent] [--dedupe KEY] [--payload JSON]
 
   get --schema prints only the tool's input schema. execute sends JSON as the
   tool's input; {"data": …, "requestContext": {…}, "threadId": …, "resourceId": …}
-  sends the whole request body instead.
+  sends the whole request body instead. notify files a notification in a
+  chat's inbox (source defaults to "cli", kind to "message", priority to
+  medium); a pending one with the same --dedupe key is updated instead.
 
 Flags (anywhere after "api"):
   --url URL      the Parley to call (default ` + defaultAPIURL + `)
@@ -69,6 +73,8 @@ type apiOptions struct {
 	timeout time.Duration
 	pretty  bool
 	schema  bool
+	// notify
+	source, kind, priority, dedupe, payload string
 }
 
 // apiCmd runs `parley api …` and returns the exit code.
@@ -81,6 +87,11 @@ func apiCmd(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	fs.DurationVar(&o.timeout, "timeout", defaultAPITimeout, "")
 	fs.BoolVar(&o.pretty, "pretty", false, "")
 	fs.BoolVar(&o.schema, "schema", false, "")
+	fs.StringVar(&o.source, "source", "cli", "")
+	fs.StringVar(&o.kind, "kind", "message", "")
+	fs.StringVar(&o.priority, "priority", "", "")
+	fs.StringVar(&o.dedupe, "dedupe", "", "")
+	fs.StringVar(&o.payload, "payload", "", "")
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, apiUsage)
@@ -128,10 +139,13 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // runAPI runs one command and returns what to print.
 func runAPI(pos []string, o apiOptions) (any, error) {
 	if len(pos) == 0 {
-		return nil, usageError("missing command: want tool list, get or execute")
+		return nil, usageError("missing command: want tool list, get or execute, or notify")
+	}
+	if pos[0] == "notify" {
+		return notify(pos[1:], o)
 	}
 	if pos[0] != "tool" {
-		return nil, usageError("unknown command %q: want tool", pos[0])
+		return nil, usageError("unknown command %q: want tool or notify", pos[0])
 	}
 	if len(pos) < 2 {
 		return nil, usageError("missing command: want tool list, get or execute")
@@ -375,4 +389,36 @@ func writeJSONTo(w io.Writer, v any, pretty bool) {
 		enc.SetIndent("", "  ")
 	}
 	_ = enc.Encode(v)
+}
+
+// notify posts a notification to a chat: `parley api notify <threadId> <summary>`.
+func notify(args []string, o apiOptions) (any, error) {
+	switch {
+	case len(args) < 2 || args[0] == "":
+		return nil, &cliError{Code: "MISSING_ARGUMENT", Message: "notify needs <threadId> and <summary>", Details: map[string]any{"argument": "threadId"}}
+	case len(args) > 2:
+		return nil, usageError("unexpected argument %q (quote the summary)", args[2])
+	}
+	body := map[string]any{"threadId": args[0], "summary": args[1], "source": o.source, "kind": o.kind}
+	if o.priority != "" {
+		body["priority"] = o.priority
+	}
+	if o.dedupe != "" {
+		body["dedupeKey"] = o.dedupe
+	}
+	if o.payload != "" {
+		if !json.Valid([]byte(o.payload)) {
+			return nil, &cliError{Code: "INVALID_JSON", Message: "--payload must be valid JSON", Details: map[string]any{}}
+		}
+		body["payload"] = json.RawMessage(o.payload)
+	}
+	c, err := newAPIClient(o)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := c.do(http.MethodPost, "/notifications", nil, body)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"data": answer}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -242,5 +243,47 @@ func TestAPICommandHelp(t *testing.T) {
 	out.Reset()
 	if Main([]string{"help"}, &out, &errb); !strings.Contains(out.String(), "parley api tool") {
 		t.Errorf("usage does not name parley api: %q", out.String())
+	}
+}
+
+func TestAPICommandNotify(t *testing.T) {
+	url := startAPIServer(t, "")
+	resp, err := http.Post(url+"/api/memory/threads", "application/json", strings.NewReader(`{"resourceId":"me","title":"CI"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&th); err != nil || th.ID == "" {
+		t.Fatalf("create thread: %v", err)
+	}
+	resp.Body.Close()
+
+	code, out := parleyAPI(t, "notify", th.ID, "Build 5 failed on main", "--source", "ci", "--kind", "build",
+		"--priority", "low", "--dedupe", "build-5", "--payload", `{"url":"https://ci.example/5"}`, "--url", url)
+	if code != 0 || at(out, "data", "record", "summary") != "Build 5 failed on main" || at(out, "data", "record", "source") != "ci" ||
+		at(out, "data", "record", "payload", "url") != "https://ci.example/5" || at(out, "data", "decision", "action") != "summarize" {
+		t.Fatalf("notify: exit %d %v", code, out)
+	}
+	// The same dedupe key updates the pending record.
+	code, out = parleyAPI(t, "notify", th.ID, "Build 5 failed again", "--source", "ci", "--kind", "build", "--priority", "low", "--dedupe", "build-5", "--url", url)
+	if code != 0 || at(out, "data", "record", "coalescedCount") != 2.0 {
+		t.Fatalf("deduped notify: exit %d %v", code, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"notify", th.ID, "x", "--priority", "critical"}, 1, "HTTP_ERROR"},
+		{[]string{"notify", "nope", "x"}, 1, "HTTP_ERROR"},
+		{[]string{"notify", th.ID}, 1, "MISSING_ARGUMENT"},
+		{[]string{"notify", th.ID, "x", "y"}, 2, "INVALID_ARGUMENT"},
+		{[]string{"notify", th.ID, "x", "--payload", "{oops"}, 1, "INVALID_JSON"},
+	} {
+		code, out := parleyAPI(t, append(c.args, "--url", url)...)
+		if code != c.code || at(out, "error", "code") != c.want {
+			t.Errorf("%v: exit %d %v, want %d %s", c.args, code, out, c.code, c.want)
+		}
 	}
 }
