@@ -139,6 +139,9 @@ func TestSendNowReachesRunningAgent(t *testing.T) {
 	pg.MustElement("#draft").MustInput("and cover it with tests")
 	pg.MustScreenshot(artifact("composer-while-running.png"))
 	pg.Keyboard.MustType(input.Enter) // Enter is Send now while a reply streams
+	// Until the agent reads it, the message says how it will reach it.
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-user .msg-badge')].some(b => b.innerText.startsWith('Steering'))`)
+	pg.MustScreenshot(artifact("steering.png"))
 	waitJS(t, pg, `() => document.querySelector('#send') !== null && document.querySelectorAll('#messages .msg-assistant[data-status=complete]').length === 2`)
 	reqs := p.Model.Requests()
 	if len(reqs) != 2 {
