@@ -491,6 +491,51 @@ func (rt *Runtime) split(ctx context.Context, l *liveRun, sigs []Signal, ids []s
 	}
 }
 
+// ErrAlreadyRead: a message cannot be taken back, the agent has read it.
+var ErrAlreadyRead = errors.New("the agent has already read it")
+
+// Unsend takes back a message sent while the agent worked, before any model
+// read it: a queued turn, or a message waiting for the running loop's next
+// step. It returns the message, so its text can go back to the composer.
+func (rt *Runtime) Unsend(ctx context.Context, threadID, id string) (Signal, error) {
+	lane := rt.lane(threadID)
+	lane.Lock()
+	defer lane.Unlock()
+	var sig Signal
+	found := false
+	if q := rt.queued[threadID]; len(q) > 0 {
+		for i, t := range q {
+			if t.sig.ID == id {
+				sig, found = t.sig, true
+				rt.queued[threadID] = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+	}
+	if l := rt.liveRun(threadID); !found && l != nil {
+		for i, s := range l.pending {
+			if s.ID == id {
+				sig, found = s, true
+				l.pending = append(l.pending[:i:i], l.pending[i+1:]...)
+				break
+			}
+		}
+	}
+	if !found {
+		if m, err := rt.Store.GetMessage(ctx, id); err != nil || m.ThreadID != threadID {
+			return Signal{}, fmt.Errorf("message %s of thread %s: %w", id, threadID, ErrNotFound)
+		}
+		return Signal{}, fmt.Errorf("message %s: %w", id, ErrAlreadyRead)
+	}
+	if !sig.Transient {
+		if err := rt.Store.DeleteMessage(ctx, id); err != nil && !IsNotFound(err) {
+			return Signal{}, err
+		}
+		rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: id})
+	}
+	return sig, nil
+}
+
 // Queued lists the turns waiting for the thread's run in progress.
 func (rt *Runtime) Queued(threadID string) []Signal {
 	lane := rt.lane(threadID)

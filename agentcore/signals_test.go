@@ -508,3 +508,51 @@ func TestSubscribeThread(t *testing.T) {
 		t.Fatal("an ended subscription yielded")
 	}
 }
+
+// A message sent while the agent works can be taken back until a model
+// reads it: a queued turn then never runs, a steering message never
+// reaches the loop; a read one stays.
+func TestUnsend(t *testing.T) {
+	rt, srv := newRuntime(t)
+	th := thread(t, rt)
+	ready, release := make(chan struct{}), make(chan struct{})
+	srv.Push(scripted.Reply{Text: "working on it, slowly", Delay: 5 * time.Millisecond, OnChunk: func(i int, _ string, _ time.Time) {
+		if i == 1 {
+			close(ready)
+			<-release
+		}
+	}}, scripted.Reply{Text: "done"})
+	first, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ready
+	_, queued, err := rt.QueueMessage(t.Context(), "a later turn", agentcore.SignalTarget{ThreadID: th.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, steer, err := rt.SendMessage(t.Context(), "a change of plan", nil, agentcore.SignalTarget{ThreadID: th.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{queued.ID, steer.ID} {
+		got, err := rt.Unsend(t.Context(), th.ID, id)
+		if err != nil || got.ID != id {
+			t.Fatalf("unsend %s: %+v %v", id, got, err)
+		}
+	}
+	if _, err := rt.Unsend(t.Context(), th.ID, queued.ID); !errors.Is(err, agentcore.ErrNotFound) {
+		t.Fatalf("taken back twice: %v", err)
+	}
+	if _, err := rt.Unsend(t.Context(), th.ID, first.User.ID); !errors.Is(err, agentcore.ErrAlreadyRead) {
+		t.Fatalf("a read message: %v", err)
+	}
+	close(release)
+	waitIdle(t, rt, th.ID)
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d model calls: a message taken back was still sent", n)
+	}
+	if got := shape(messages(t, rt, th.ID)); got != "user(complete) assistant(complete)" {
+		t.Fatalf("thread %s", got)
+	}
+}

@@ -40,6 +40,8 @@ type MessageStore interface {
 	// MoveMessages puts the messages ids, in that order, at the end of
 	// their thread.
 	MoveMessages(ctx context.Context, threadID string, ids ...string) error
+	// DeleteMessage removes one message; ErrNotFound when there is none.
+	DeleteMessage(ctx context.Context, id string) error
 }
 
 // RunStore keeps runs.

@@ -108,6 +108,11 @@ type Message struct {
 	Model  string
 	Hit    bool   // the message a search opened the chat on: highlighted briefly
 	Badge  string // a user message sent while the agent worked: "Queued — …"
+	// CanEdit: the message waits unread and can be taken back to edit.
+	CanEdit  bool
+	ThreadID string
+	// Unsend: the message waits unread and can be taken back to edit.
+	Unsend string // its thread id, when it can
 	// Signal is what reached the thread from outside the composer (a
 	// notification, a state update, a reminder), shown as one line.
 	Signal *SignalLine

@@ -227,3 +227,26 @@ func TestInboxApprovesToolCall(t *testing.T) {
 	home.MustElement(`#inbox-list .inbox-item[data-kind=failed] .inbox-dismiss`).MustClick()
 	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed]') === null && document.querySelector('#inbox-count') === null`)
 }
+
+// A queued message can be taken back to the message box before it runs:
+// it leaves the chat and never reaches the model; nothing typed is lost.
+func TestEditQueuedMessage(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	p.Model.Push(scripted.Reply{Text: "First answer " + words(60), Delay: 25 * time.Millisecond})
+	pg := p.page("/t/" + id)
+	sendMsg(t, pg, "first question")
+	waitJS(t, pg, `() => document.querySelector('#queue') !== null`)
+	pg.MustElement("#draft").MustInput("second thoughts")
+	pg.MustElement("#queue").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-user .msg-edit') !== null`)
+	pg.MustElement("#messages .msg-user .msg-edit").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#draft').value === 'second thoughts' && document.querySelector('#messages .msg-edit') === null`)
+	waitJS(t, pg, `() => document.querySelector('#send') !== null`) // the reply ended
+	if n := len(p.Model.Requests()); n != 1 {
+		t.Fatalf("%d model calls: the message taken back ran", n)
+	}
+	if texts := evalString(pg, `() => [...document.querySelectorAll('#messages .msg-user')].map(m => m.innerText).join('|')`); strings.Contains(texts, "second thoughts") {
+		t.Fatalf("the message taken back is still in the chat: %q", texts)
+	}
+}

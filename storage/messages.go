@@ -91,6 +91,15 @@ func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) 
 	return nil
 }
 
+// DeleteMessage removes the message with id (a queued message taken back
+// before any model read it).
+func (db *DB) DeleteMessage(ctx context.Context, id string) error {
+	if err := affected(db.writer.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, id)); err != nil {
+		return fmt.Errorf("delete message %s: %w", id, err)
+	}
+	return nil
+}
+
 // GetMessage returns the message with id.
 func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, error) {
 	m, err := scanMessage(db.reader.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, id))

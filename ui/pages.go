@@ -162,6 +162,23 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// unsend takes back a message the agent has not read yet and puts its
+// text back in the composer, to edit and send again.
+func (s *Server) unsend(w http.ResponseWriter, r *http.Request) {
+	sig, err := s.rt.Unsend(r.Context(), r.PathValue("id"), r.PathValue("msg"))
+	sse := datastar.NewSSE(w, r)
+	if err != nil {
+		msg := "Not taken back: " + err.Error()
+		if errors.Is(err, agentcore.ErrAlreadyRead) {
+			msg = "Not taken back: the agent has already read that message."
+		}
+		_ = sse.PatchElementTempl(components.ComposerError(msg))
+		return
+	}
+	_ = sse.PatchElementTempl(components.ComposerError(""))
+	_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Contents})
+}
+
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	s.rt.Stop(r.PathValue("id"))
 	w.WriteHeader(http.StatusNoContent)

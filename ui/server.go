@@ -109,6 +109,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /t/{id}/newer", s.newerPage)
 	mux.HandleFunc("GET /search", s.searchBox)
 	mux.HandleFunc("POST /t/{id}/send", s.send)
+	mux.HandleFunc("POST /t/{id}/unsend/{msg}", s.unsend)
 	mux.HandleFunc("GET /inbox/stream", s.inboxStream)
 	mux.HandleFunc("POST /inbox/act", s.inboxAct)
 	mux.HandleFunc("POST /inbox/focus", s.inboxFocus)

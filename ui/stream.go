@@ -242,7 +242,14 @@ func (v *chatStream) flush(ctx context.Context) error {
 		m := agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
 		if !running || live.MessageID != id {
 			var err error
-			if m, err = v.s.rt.Store.GetMessage(ctx, id); err != nil {
+			if m, err = v.s.rt.Store.GetMessage(ctx, id); errors.Is(err, agentcore.ErrNotFound) {
+				// Taken back (a queued message the user edits again).
+				delete(v.shown, id)
+				if err := v.sse.RemoveElementByID(components.MsgID(id)); err != nil {
+					return err
+				}
+				continue
+			} else if err != nil {
 				continue
 			}
 		}

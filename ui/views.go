@@ -90,6 +90,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 			return v
 		}
 		v.Role, v.Badge = string(agentcore.RoleUser), signalBadge(sig, m.Status)
+		v.CanEdit, v.ThreadID = m.Status == agentcore.StatusQueued, m.ThreadID
 	}
 	if v.Role == string(agentcore.RoleUser) {
 		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
