@@ -46,7 +46,7 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 		t.Fatalf("notify: %d %s", code, body)
 	}
 	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
-	code, _ = p.postJSON(t, "/api/notifications", `{"threadId":"`+id+`","source":"github","kind":"review","priority":"high","summary":"Ana requested changes on PR 7","dedupeKey":"pr7"}`)
+	code, _ = p.postJSON(t, "/api/notifications", `{"threadId":"`+id+`","source":"github","kind":"review","priority":"high","summary":"Ana requested changes on PR 7","dedupeKey":"pr7","payload":{"url":"https://code.example/acme/app/pull/7"}}`)
 	if code != 201 {
 		t.Fatal("second notification refused")
 	}
@@ -65,6 +65,9 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 	}
 	if first := evalString(pg, `() => document.querySelector('#inbox-list .inbox-item .inbox-title').innerText`); first != "Ana requested changes on PR 7" {
 		t.Fatalf("newest first: %q", first)
+	}
+	if link := evalString(pg, `() => document.querySelector('#inbox-list .inbox-item .inbox-link-out')?.href || ''`); link != "https://code.example/acme/app/pull/7" {
+		t.Fatalf("the notification's link: %q", link)
 	}
 	// Filter by priority: only the high one stays visible.
 	pg.MustElement(`#inbox-panel select[data-bind\:inbox-priority]`).MustSelect("High")

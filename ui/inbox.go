@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func (s *Server) inbox(ctx context.Context) (components.Inbox, error) {
 		items = append(items, dated{components.InboxItem{
 			Key: "n/" + n.ThreadID + "/" + n.ID, Kind: "notification", ThreadID: n.ThreadID, ThreadTitle: threadTitle(n.ThreadID),
 			Title: n.Summary, Source: n.Source, NoteKind: n.Kind, Priority: string(n.Priority), Status: string(n.Status),
-			Count: n.CoalescedCount, When: when(n.UpdatedAt, now),
+			Count: n.CoalescedCount, When: when(n.UpdatedAt, now), Link: noteLink(n),
 			Alert: n.Priority == agentcore.PriorityUrgent || n.Priority == agentcore.PriorityHigh,
 		}, n.UpdatedAt})
 	}
@@ -342,4 +343,21 @@ func (s *Server) Focused() bool {
 	focused := false
 	s.focused.Range(func(_, _ any) bool { focused = true; return false })
 	return focused
+}
+
+// noteLink is the web address a notification points at, if it names one:
+// metadata.targetUrl, else the payload's url. Only http and https.
+func noteLink(n agentcore.Notification) string {
+	var payload struct {
+		URL string `json:"url"`
+	}
+	_ = json.Unmarshal(n.Payload, &payload)
+	target, _ := n.Metadata["targetUrl"].(string)
+	for _, raw := range []string{target, payload.URL} {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			return u.String()
+		}
+	}
+	return ""
 }

@@ -89,9 +89,13 @@ func TestInboxNotificationsAndFocus(t *testing.T) {
 		a.DeliveryPolicy = &agentcore.DeliveryPolicy{Default: &agentcore.Decision{Action: agentcore.NotifyPersist}}
 	})
 	th := e.thread()
-	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"ci","kind":"build","priority":"urgent","summary":"Build <b>9</b> failed"}`, 201)
+	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"ci","kind":"build","priority":"urgent","summary":"Build <b>9</b> failed","payload":{"url":"https://ci.example/9?a=1&b=2"}}`, 201)
+	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"ci","kind":"lint","summary":"Lint","payload":{"url":"javascript:alert(1)"}}`, 201)
 	page := e.inboxPage()
-	if count(page) != "1" || !strings.Contains(page, "Build &lt;b&gt;9&lt;/b&gt; failed") || !strings.Contains(page, "data-alert") {
+	if !strings.Contains(page, `href="https://ci.example/9?a=1&amp;b=2"`) || strings.Contains(page, "javascript:") {
+		t.Fatalf("links: only the http(s) one is offered:\n%s", page)
+	}
+	if count(page) != "2" || !strings.Contains(page, "Build &lt;b&gt;9&lt;/b&gt; failed") || !strings.Contains(page, "data-alert") {
 		t.Fatalf("inbox page:\n%s", page)
 	}
 	if strings.Contains(page, "<b>9</b>") {
