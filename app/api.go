@@ -37,7 +37,8 @@ const apiUsage = `Usage:
   medium); a pending one with the same --dedupe key is updated instead.
 
 Flags (anywhere after "api"):
-  --url URL      the Parley to call (default ` + defaultAPIURL + `)
+  --url URL      the Parley to call (default: env PARLEY_URL, else the desktop
+                 app running for this user, else ` + defaultAPIURL + `)
   --token T      sent as Authorization: Bearer T (env PARLEY_TOKEN)
   --timeout D    give up on a request after D (default ` + "30s" + `)
   --pretty       indent the JSON output
@@ -96,6 +97,19 @@ func apiCmd(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, apiUsage)
 		return 0
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["url"] {
+		// PARLEY_URL, else the desktop app running for this user.
+		if u := getenv("PARLEY_URL"); u != "" {
+			o.url = u
+		} else if a, ok := readDesktopAddress(dataDirFrom(getenv)); ok {
+			o.url = a.URL
+			if !set["token"] && getenv("PARLEY_TOKEN") == "" {
+				o.token = a.Token
+			}
+		}
 	}
 	var out any
 	if err == nil {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -285,5 +287,38 @@ func TestAPICommandNotify(t *testing.T) {
 		if code != c.code || at(out, "error", "code") != c.want {
 			t.Errorf("%v: exit %d %v, want %d %s", c.args, code, out, c.code, c.want)
 		}
+	}
+}
+
+// Without --url, `parley api` calls PARLEY_URL, else the desktop app that
+// published its address and token for this user.
+func TestAPICommandFindsDesktop(t *testing.T) {
+	url := startAPIServer(t, "desk-token")
+	dir := t.TempDir()
+	t.Setenv("PARLEY_DATA_DIR", dir)
+	t.Setenv("PARLEY_TOKEN", "")
+	t.Setenv("PARLEY_URL", "")
+	remove, err := writeDesktopAddress(dir, desktopAddress{URL: url, Token: "desk-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, desktopFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("desktop.json: %v %v", fi, err)
+	}
+	if code, out := parleyAPI(t, "tool", "get", "slow"); code != 0 || at(out, "data", "id") != "slow" {
+		t.Fatalf("through desktop.json: %d %v", code, out)
+	}
+	// An explicit token wins over the published one.
+	if code, out := parleyAPI(t, "tool", "get", "slow", "--token", "wrong"); code != 1 || at(out, "error", "details", "status") != 401.0 {
+		t.Fatalf("explicit token: %d %v", code, out)
+	}
+	remove()
+	t.Setenv("PARLEY_URL", url)
+	t.Setenv("PARLEY_TOKEN", "desk-token")
+	if code, out := parleyAPI(t, "tool", "get", "slow"); code != 0 {
+		t.Fatalf("through PARLEY_URL: %d %v", code, out)
+	}
+	if _, ok := readDesktopAddress(dir); ok {
+		t.Fatal("desktop.json left after the app quit")
 	}
 }

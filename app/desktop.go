@@ -65,6 +65,11 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 	if err != nil {
 		return fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
+	// Scripts reach the desktop's API with a token (PARLEY_TOKEN, else one
+	// made for this launch and published in desktop.json).
+	if c.Token == "" {
+		c.Token = newToken()
+	}
 	auth := ui.NewAuth(c.Token)
 	o.Auth = auth
 	// The window's native folder picker chooses a chat's workspace; the
@@ -86,6 +91,11 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	base := "http://127.0.0.1:" + port
+	if remove, err := writeDesktopAddress(c.DataDir, desktopAddress{URL: base, Token: c.Token}); err != nil {
+		in.Log.Warn("scripts will not find this app", "err", err)
+	} else {
+		defer remove()
+	}
 	launch := base + auth.LaunchPath()
 
 	serveCtx, stopServing := context.WithCancel(ctx)

@@ -173,7 +173,33 @@ func TestDesktopSmoke(t *testing.T) {
 		t.Fatalf("the final screenshot differs from the one before sending by only %d pixels", n)
 	}
 
+	// A script on the same account finds the app and its token in
+	// desktop.json (0600) and can notify a chat.
+	published := filepath.Join(d.data, "desktop.json")
+	fi, err := os.Stat(published)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("desktop.json: %v %v", fi, err)
+	}
+	var addr struct{ URL, Token string }
+	if raw, err := os.ReadFile(published); err != nil || json.Unmarshal(raw, &addr) != nil || addr.URL != d.url || addr.Token != d.token {
+		t.Fatalf("desktop.json holds %+v (%v), want %s and the launch token", addr, err, d.url)
+	}
+	req, _ := http.NewRequest("POST", addr.URL+"/api/notifications", strings.NewReader(`{"threadId":"`+threadID+`","source":"ci","kind":"build","priority":"low","summary":"Build 3 passed"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+addr.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("notify the desktop app: %s", resp.Status)
+	}
+
 	d.stop()
+	if _, err := os.Stat(published); !os.IsNotExist(err) {
+		t.Fatalf("desktop.json is still there after the app quit (%v)", err)
+	}
 }
 
 // desktop is one running parley-desktop.
