@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,21 @@ import (
 
 	"parley/agentcore/scripted"
 )
+
+// heldReply streams text but holds after its third chunk until release is
+// called: the test does what it must while the reply is surely going,
+// whatever the machine's load.
+func heldReply(t *testing.T, text string) (scripted.Reply, func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	return scripted.Reply{Text: text, Delay: 5 * time.Millisecond, OnChunk: func(i int, _ string, _ time.Time) {
+		if i == 2 {
+			<-gate
+		}
+	}}, release
+}
 
 // postJSON posts body to the running Parley like a script would.
 func (p *parley) postJSON(t *testing.T, path, body string) (int, string) {
@@ -131,10 +147,8 @@ func TestInboxAnswersQuestion(t *testing.T) {
 func TestSendNowReachesRunningAgent(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
-	p.Model.Push(
-		scripted.Reply{Text: "Looking at the code " + words(60), Delay: 25 * time.Millisecond},
-		scripted.Reply{Text: "Also covering the tests, as you asked."},
-	)
+	held, release := heldReply(t, "Looking at the code "+words(20))
+	p.Model.Push(held, scripted.Reply{Text: "Also covering the tests, as you asked."})
 	pg := p.page("/t/" + id)
 	pg.MustElement("#draft").MustInput("refactor the parser")
 	pg.Keyboard.MustType(input.Enter)
@@ -145,6 +159,7 @@ func TestSendNowReachesRunningAgent(t *testing.T) {
 	// Until the agent reads it, the message says how it will reach it.
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-user .msg-badge')].some(b => b.innerText.startsWith('Steering'))`)
 	pg.MustScreenshot(artifact("steering.png"))
+	release()
 	waitJS(t, pg, `() => document.querySelector('#send') !== null && document.querySelectorAll('#messages .msg-assistant[data-status=complete]').length === 2`)
 	reqs := p.Model.Requests()
 	if len(reqs) != 2 {
@@ -168,10 +183,8 @@ func TestSendNowReachesRunningAgent(t *testing.T) {
 func TestQueuedMessageStartsNextRun(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
-	p.Model.Push(
-		scripted.Reply{Text: "First answer " + words(40), Delay: 25 * time.Millisecond},
-		scripted.Reply{Text: "Second answer."},
-	)
+	held, release := heldReply(t, "First answer "+words(20))
+	p.Model.Push(held, scripted.Reply{Text: "Second answer."})
 	pg := p.page("/t/" + id)
 	pg.MustElement("#draft").MustInput("first question")
 	pg.Keyboard.MustType(input.Enter)
@@ -179,6 +192,7 @@ func TestQueuedMessageStartsNextRun(t *testing.T) {
 	pg.MustElement("#draft").MustInput("second question")
 	pg.KeyActions().Press(input.AltLeft).Type(input.Enter).MustDo() // Alt+Enter queues
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-user .msg-badge')].some(b => b.innerText.startsWith('Queued'))`)
+	release()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant[data-status=complete]')].some(m => m.innerText.includes('Second answer.'))`)
 	reqs := p.Model.Requests()
 	if len(reqs) != 2 {
@@ -236,7 +250,8 @@ func TestInboxApprovesToolCall(t *testing.T) {
 func TestEditQueuedMessage(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
-	p.Model.Push(scripted.Reply{Text: "First answer " + words(60), Delay: 25 * time.Millisecond})
+	held, release := heldReply(t, "First answer "+words(20))
+	p.Model.Push(held)
 	pg := p.page("/t/" + id)
 	sendMsg(t, pg, "first question")
 	waitJS(t, pg, `() => document.querySelector('#queue') !== null`)
@@ -245,6 +260,7 @@ func TestEditQueuedMessage(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-user .msg-edit') !== null`)
 	pg.MustElement("#messages .msg-user .msg-edit").MustClick()
 	waitJS(t, pg, `() => document.querySelector('#draft').value === 'second thoughts' && document.querySelector('#messages .msg-edit') === null`)
+	release()
 	waitJS(t, pg, `() => document.querySelector('#send') !== null`) // the reply ended
 	if n := len(p.Model.Requests()); n != 1 {
 		t.Fatalf("%d model calls: the message taken back ran", n)
