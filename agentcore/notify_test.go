@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,20 +49,24 @@ func note(p agentcore.Priority, summary string) agentcore.NotificationInput {
 	return agentcore.NotificationInput{Source: "github", Kind: "ci-status", Summary: summary, Priority: p}
 }
 
-// busy starts a run that goes on until release is closed (by a slow model).
+// busy starts a run whose model holds after its first words until the
+// returned func lets it finish (and waits for the thread to fall idle).
 func busy(t *testing.T, rt *agentcore.Runtime, srv *scripted.Server, threadID string) (release func()) {
 	t.Helper()
-	started := make(chan struct{})
-	srv.Push(scripted.Reply{Text: strings.Repeat("word ", 40), Delay: 10 * time.Millisecond, OnChunk: func(i int, _ string, _ time.Time) {
+	started, gate := make(chan struct{}), make(chan struct{})
+	let := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(let)
+	srv.Push(scripted.Reply{Text: strings.Repeat("word ", 10), OnChunk: func(i int, _ string, _ time.Time) {
 		if i == 0 {
 			close(started)
+			<-gate
 		}
 	}})
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: threadID, Text: "work"}); err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	return func() { waitIdle(t, rt, threadID) }
+	return func() { let(); waitIdle(t, rt, threadID) }
 }
 
 func modelSaw(srv *scripted.Server, substr string) bool {

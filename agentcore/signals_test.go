@@ -288,10 +288,12 @@ func TestQueueMessageRunsAfterActiveRun(t *testing.T) {
 func TestStopKeepsQueuedTurns(t *testing.T) {
 	rt, srv := newRuntime(t)
 	th := thread(t, rt)
-	ready := make(chan struct{})
-	srv.Push(scripted.Reply{Text: "a b c d e f g h i j k l m n o p", Delay: 20 * time.Millisecond, OnChunk: func(i int, _ string, _ time.Time) {
+	ready, gate := make(chan struct{}), make(chan struct{})
+	defer close(gate) // the model's side of the stopped stream may go
+	srv.Push(scripted.Reply{Text: "a b c d e f g h i j k l m n o p", OnChunk: func(i int, _ string, _ time.Time) {
 		if i == 1 {
 			close(ready)
+			<-gate // still going when the user queues and stops
 		}
 	}})
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "start"}); err != nil {
