@@ -2,8 +2,10 @@ package agentcore
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSignalDefaultsAndLegacyTypes(t *testing.T) {
@@ -137,4 +139,85 @@ func TestStoredSignalKeepsAttributeOrder(t *testing.T) {
 	if !ok || got.XML() != `<notification z="1" b="2" m="3">x</notification>` {
 		t.Fatalf("read back %s", got.XML())
 	}
+}
+
+// Whatever a caller sends, a signal either is refused or renders as XML
+// that an XML reader reads back as the same tag, attributes and contents:
+// nothing in a signal can break out of its element.
+func FuzzSignalXML(f *testing.F) {
+	f.Add("notification", "source", "ci & <b>", "build \"7\" failed <script>")
+	f.Add("user", "from", "", "")
+	f.Add("x", "a.b-c", `"'<>&`, "]]>")
+	f.Fuzz(func(t *testing.T, tag, attr, value, contents string) {
+		s, err := NewSignal(Signal{Type: SignalReactive, TagName: tag, Contents: contents, Attributes: Attrs{{attr, value}}})
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(value) || !utf8.ValidString(contents) || strings.ContainsAny(value+contents, "\x00\r") || hasXMLInvalid(value+contents) {
+			return // XML cannot carry these at all; the model reads bytes, the check below reads XML
+		}
+		dec := xml.NewDecoder(strings.NewReader(s.XML()))
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("%s: %v", s.XML(), err)
+		}
+		start, ok := tok.(xml.StartElement)
+		if !ok || start.Name.Local != s.TagName || len(start.Attr) != 1 || start.Attr[0].Name.Local != attr || start.Attr[0].Value != value {
+			t.Fatalf("%s read back as %#v", s.XML(), tok)
+		}
+		var text strings.Builder
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				t.Fatalf("%s: %v", s.XML(), err)
+			}
+			if cd, ok := tok.(xml.CharData); ok {
+				text.Write(cd)
+				continue
+			}
+			if end, ok := tok.(xml.EndElement); !ok || end.Name.Local != s.TagName {
+				t.Fatalf("%s: unexpected %#v inside the element", s.XML(), tok)
+			}
+			break
+		}
+		if text.String() != contents {
+			t.Fatalf("contents read back as %q, sent %q", text.String(), contents)
+		}
+	})
+}
+
+// hasXMLInvalid reports characters XML 1.0 cannot hold.
+func hasXMLInvalid(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return true
+		}
+	}
+	return false
+}
+
+// Attributes read from any JSON either fail with an error or survive a
+// round trip, order and all.
+func FuzzAttrsJSON(f *testing.F) {
+	f.Add([]byte(`{"z":"1","a":2,"m":true,"n":null}`))
+	f.Add([]byte(`{"a":1,"a":2}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a Attrs
+		if err := json.Unmarshal(data, &a); err != nil {
+			return
+		}
+		out, err := json.Marshal(a)
+		if err != nil {
+			t.Fatalf("marshal %v: %v", a, err)
+		}
+		var b Attrs
+		if err := json.Unmarshal(out, &b); err != nil {
+			t.Fatalf("read back %s: %v", out, err)
+		}
+		again, _ := json.Marshal(b)
+		if string(again) != string(out) {
+			t.Fatalf("round trip changed %s into %s", out, again)
+		}
+	})
 }
