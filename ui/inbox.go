@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -192,7 +193,15 @@ func (s *Server) runSuperseded(ctx context.Context, failed agentcore.Run) bool {
 	return last.RunID != "" && last.RunID != failed.ID && last.Status == agentcore.StatusComplete
 }
 
-func isNoNotes(err error) bool { return err == agentcore.ErrNoNotifications }
+func isNoNotes(err error) bool { return errors.Is(err, agentcore.ErrNoNotifications) }
+
+// patchInbox sends the bell and the inbox panel's list.
+func patchInbox(sse *datastar.ServerSentEventGenerator, in components.Inbox) error {
+	if err := sse.PatchElementTempl(components.InboxBell(in.Count())); err != nil {
+		return err
+	}
+	return sse.PatchElementTempl(components.InboxList(in))
+}
 
 // inboxStream keeps the bell and the panel of one page current.
 func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
@@ -208,15 +217,12 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		if err := sse.PatchElementTempl(components.InboxBell(in.Count())); err != nil {
-			return err
-		}
-		if err := sse.PatchElementTempl(components.InboxList(in)); err != nil {
+		if err := patchInbox(sse, in); err != nil {
 			return err
 		}
 		// Pages without a chat stream keep their sidebar current from
 		// here: which chats run, which need you.
-		sb, err := s.sidebar(ctx, "")
+		sb, err := s.sidebarFor(ctx, "", in)
 		if err != nil {
 			return err
 		}

@@ -182,10 +182,7 @@ func (v *chatStream) full(ctx context.Context) error {
 	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running)); err != nil {
 		return err
 	}
-	if err := v.patchInbox(ctx); err != nil {
-		return err
-	}
-	return v.patchSidebar(ctx)
+	return v.patchInboxSidebar(ctx, true, true)
 }
 
 // flush patches everything marked changed.
@@ -205,7 +202,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 			if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {
 				return err
 			}
-			return v.patchSidebar(ctx)
+			return v.patchInboxSidebar(ctx, false, true)
 		}
 		if err != nil {
 			return err
@@ -291,31 +288,28 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	if v.inbox {
-		if err := v.patchInbox(ctx); err != nil {
-			return err
-		}
-	}
-	if v.sidebar {
-		return v.patchSidebar(ctx)
+	if v.inbox || v.sidebar {
+		return v.patchInboxSidebar(ctx, v.inbox, v.sidebar)
 	}
 	return nil
 }
 
-// patchInbox sends the bell and the inbox panel's list.
-func (v *chatStream) patchInbox(ctx context.Context) error {
+// patchInboxSidebar sends the inbox (bell and list) and/or the sidebar,
+// gathering the inbox once for both: the sidebar marks the chats in it.
+func (v *chatStream) patchInboxSidebar(ctx context.Context, inbox, sidebar bool) error {
 	in, err := v.s.inbox(ctx)
-	if err != nil {
+	if err != nil && inbox {
 		return err
 	}
-	if err := v.sse.PatchElementTempl(components.InboxBell(in.Count())); err != nil {
-		return err
+	if inbox {
+		if err := patchInbox(v.sse, in); err != nil {
+			return err
+		}
 	}
-	return v.sse.PatchElementTempl(components.InboxList(in))
-}
-
-func (v *chatStream) patchSidebar(ctx context.Context) error {
-	sb, err := v.s.sidebar(ctx, v.id)
+	if !sidebar {
+		return nil
+	}
+	sb, err := v.s.sidebarFor(ctx, v.id, in)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,12 @@ const pageMessages = 50
 
 // sidebar builds the thread list.
 func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar, error) {
+	in, _ := s.inbox(ctx) // without it, no chat is marked as needing you
+	return s.sidebarFor(ctx, active, in)
+}
+
+// sidebarFor is the sidebar with the chats in the inbox in marked.
+func (s *Server) sidebarFor(ctx context.Context, active string, in components.Inbox) (components.Sidebar, error) {
 	threads, err := s.rt.Store.ListThreads(ctx, agentcore.ThreadQuery{Limit: 500})
 	if err != nil {
 		return components.Sidebar{}, fmt.Errorf("list threads: %w", err)
@@ -27,10 +33,8 @@ func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar
 	sb := components.Sidebar{ActiveID: active, Threads: make([]components.ThreadItem, 0, len(threads))}
 	now := time.Now()
 	needs := map[string]bool{}
-	if in, err := s.inbox(ctx); err == nil {
-		for _, it := range in.Items {
-			needs[it.ThreadID] = true
-		}
+	for _, it := range in.Items {
+		needs[it.ThreadID] = true
 	}
 	for _, t := range threads {
 		_, running := s.rt.Live(t.ID)
