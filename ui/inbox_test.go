@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,31 @@ func TestInboxNotificationsAndFocus(t *testing.T) {
 	e.send("POST", "/inbox/focus", `{"page":"b","focused":false}`)
 	if e.srv.Focused() {
 		t.Fatal("no page has the focus, Focused() is true")
+	}
+}
+
+// Taking back a message the agent has read, or one that is not there,
+// says so in the composer and changes nothing.
+func TestUnsendRefusals(t *testing.T) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	e.model.Push(scripted.Reply{Text: "read it"})
+	v := e.call("POST", "/api/agents/parley/send-message", `{"message":"hello","threadId":"`+th+`"}`, 200)
+	waitThread(t, e, th)
+	id, _ := get(v, "signal", "id").(string)
+	for path, want := range map[string]string{
+		"/t/" + th + "/unsend/" + id: "Not taken back: the agent has already read that message.",
+		"/t/" + th + "/unsend/nope":  "Not taken back: message nope of thread " + th + ": not found",
+	} {
+		resp := e.send("POST", path, "")
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("%s answered:\n%s\nwant %q", path, raw, want)
+		}
+	}
+	msgs := e.call("GET", "/api/memory/threads/"+th+"/messages", "", 200)
+	if n := len(get(msgs, "messages").([]any)); n != 2 {
+		t.Fatalf("%d messages after refused take-backs, want 2", n)
 	}
 }
