@@ -269,3 +269,21 @@ func TestEditQueuedMessage(t *testing.T) {
 		t.Fatalf("the message taken back is still in the chat: %q", texts)
 	}
 }
+
+// A plan waiting for review is approved from the inbox on another page;
+// the model is told, and the chat goes on in Build mode.
+func TestInboxApprovesPlan(t *testing.T) {
+	p := startParley(t)
+	pg, _ := planned(t, p)
+	home := p.page("/")
+	home.MustElement("#inbox-bell").MustClick()
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=plan] .inbox-approve') !== null`)
+	p.Model.Push(scripted.Reply{Text: "Implementing the plan now."})
+	home.MustElement(`#inbox-list .inbox-item[data-kind=plan] .inbox-approve`).MustClick()
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]')?.innerText.includes('Implementing the plan now.')`)
+	if got := toolResultSeen(p, "p1"); got != "Plan approved. Proceed with implementation following the approved plan." {
+		t.Fatalf("model told %q", got)
+	}
+	waitJS(t, pg, `() => document.querySelector('#mode-switch [data-mode=build]').classList.contains('active')`)
+	waitJS(t, home, `() => document.querySelector('#inbox-count') === null`)
+}
