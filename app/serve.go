@@ -78,8 +78,10 @@ func (in *Instance) serve(ctx context.Context, ln net.Listener, loopback bool, r
 	in.UI.Shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// What did not finish in the grace period is cut off, not left behind.
+		err = srv.Close()
 	}
-	return nil
+	return err
 }

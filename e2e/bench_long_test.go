@@ -120,6 +120,7 @@ func measureProcess(t *testing.T, dir, threadID string) (startup time.Duration, 
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--workspace", dir, "--demo")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	cmd.Stderr = io.Discard
+	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +131,8 @@ func measureProcess(t *testing.T, dir, threadID string) (startup time.Duration, 
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
+		quit := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
+		defer quit.Stop()
 		_ = cmd.Wait()
 	})
 	lines := bufio.NewScanner(out)
@@ -156,9 +159,7 @@ func measureProcess(t *testing.T, dir, threadID string) (startup time.Duration, 
 
 	time.Sleep(time.Second)
 	idleMiB = rssMiB(t, cmd.Process.Pid)
-	b := browser(t).MustIncognito()
-	defer b.Close()
-	pg := b.MustPage(url + "/t/" + threadID)
+	pg := incognito(t).MustPage(url + "/t/" + threadID)
 	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null && document.querySelectorAll('#messages > .msg').length === 50`)
 	time.Sleep(time.Second)
 	openMiB = rssMiB(t, cmd.Process.Pid)

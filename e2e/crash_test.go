@@ -17,6 +17,7 @@ import (
 // build has every command) and returns its base URL once it listens.
 func startBinary(t *testing.T, data string) (*exec.Cmd, string) {
 	t.Helper()
+	watch(t)
 	bin := os.Getenv("PARLEY_DESKTOP_BIN")
 	if bin == "" {
 		t.Fatal("PARLEY_DESKTOP_BIN is not set: run the e2e tests with `make test` or `make e2e`, which build bin/parley-desktop")
@@ -33,6 +34,7 @@ func startBinary(t *testing.T, data string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestCrashMidReplyShowsInterrupted(t *testing.T) {
 	data := t.TempDir()
 	cmd, base := startBinary(t, data)
 
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.PostForm(base+"/threads", url.Values{"text": {"give me the long answer"}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +69,7 @@ func TestCrashMidReplyShowsInterrupted(t *testing.T) {
 	_ = cmd.Wait()
 
 	_, base = startBinary(t, data)
-	b := browser(t).MustIncognito()
-	t.Cleanup(func() { _ = b.Close() })
-	pg := b.MustPage(base + thread)
+	pg := incognito(t).MustPage(base + thread)
 	pg.MustWaitLoad()
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=interrupted]') !== null`)
 	note := evalString(pg, `() => document.querySelector('#messages .msg-assistant .msg-note').innerText`)

@@ -3,9 +3,11 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -218,6 +220,7 @@ type desktop struct {
 // token so the test can read threads over HTTP.
 func startDesktop(t *testing.T, bin string) *desktop {
 	t.Helper()
+	watch(t)
 	dir := t.TempDir()
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -231,6 +234,10 @@ func startDesktop(t *testing.T, bin string) *desktop {
 		"XDG_DATA_HOME="+filepath.Join(dir, "share"),
 	)
 	d.cmd.Stderr = d.stderr
+	// WebKit's helper processes inherit stderr: Wait must not wait for
+	// them to close it, and a kill must reach them too.
+	d.cmd.WaitDelay = 5 * time.Second
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := d.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +253,7 @@ func startDesktop(t *testing.T, bin string) *desktop {
 		select {
 		case <-d.exited:
 		default:
-			_ = d.cmd.Process.Kill()
+			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
 			<-d.exited
 		}
 		if t.Failed() {
@@ -297,12 +304,25 @@ func startDesktop(t *testing.T, bin string) *desktop {
 	return d
 }
 
+// xtool runs an X tool (xdotool, import) and returns what it printed; one
+// stuck for half a minute is killed, so that it fails the test instead of
+// hanging it. An error carries what the tool said on stderr.
+func xtool(name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		err = fmt.Errorf("%w: %s", err, bytes.TrimSpace(ee.Stderr))
+	}
+	return out, err
+}
+
 // waitWindow returns the X id of the window titled Parley.
 func (d *desktop) waitWindow() string {
 	d.t.Helper()
 	deadline := time.Now().Add(desktopStartTimeout)
 	for time.Now().Before(deadline) {
-		out, _ := exec.Command("xdotool", "search", "--onlyvisible", "--name", "^Parley$").Output()
+		out, _ := xtool("xdotool", "search", "--onlyvisible", "--name", "^Parley$")
 		if ids := strings.Fields(string(out)); len(ids) > 0 {
 			return ids[0]
 		}
@@ -318,8 +338,8 @@ func (d *desktop) waitWindow() string {
 
 func (d *desktop) xdo(args ...string) {
 	d.t.Helper()
-	if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
-		d.t.Fatalf("xdotool %s: %v\n%s", strings.Join(args, " "), err, out)
+	if _, err := xtool("xdotool", args...); err != nil {
+		d.t.Fatalf("xdotool %s: %v", strings.Join(args, " "), err)
 	}
 }
 
@@ -332,7 +352,7 @@ type desktopShot struct {
 
 func (d *desktop) shot() desktopShot {
 	d.t.Helper()
-	out, err := exec.Command("import", "-window", "root", "png:-").Output()
+	out, err := xtool("import", "-window", "root", "png:-")
 	if err != nil {
 		d.t.Fatalf("screenshot (import -window root): %v", err)
 	}

@@ -9,10 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +33,16 @@ const chromiumBin = "/usr/bin/chromium"
 // waitTimeout bounds every wait on the page.
 const waitTimeout = 15 * time.Second
 
+// testDeadline bounds everything one test does with the browser, and the
+// whole test (its cleanup included) for the watchdog. The longest test takes
+// under 20 s; the benchmarks (-bench) take minutes.
+func testDeadline() time.Duration {
+	if *benchFlag {
+		return 15 * time.Minute
+	}
+	return 3 * time.Minute
+}
+
 var benchFlag = flag.Bool("bench", false, "run the token-to-screen benchmarks (make bench)")
 
 var shared struct {
@@ -41,6 +54,9 @@ var shared struct {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The tests' own requests (to Parley, to the desktop app) must not wait
+	// for ever on a server that stopped answering.
+	http.DefaultClient.Timeout = time.Minute
 	code := m.Run()
 	if shared.cleanup != nil {
 		shared.cleanup()
@@ -95,6 +111,7 @@ type parley struct {
 // model, with its own data folder (also its workspace).
 func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 	t.Helper()
+	watch(t)
 	model := scripted.NewServer()
 	t.Cleanup(model.Close)
 	model.SetDefault(func(scripted.Request) scripted.Reply {
@@ -142,11 +159,33 @@ func (p *parley) restart() *parley {
 // page opens path in a fresh incognito context of the shared browser.
 func (p *parley) page(path string) *rod.Page {
 	p.t.Helper()
-	b := browser(p.t).MustIncognito()
-	p.t.Cleanup(func() { _ = b.Close() })
-	pg := b.MustPage(p.URL + path)
+	pg := incognito(p.t).MustPage(p.URL + path)
 	pg.MustWaitLoad()
 	return pg
+}
+
+// incognito is a fresh incognito context of the shared browser, closed when
+// the test ends. Nothing done through it can wait past the test's deadline,
+// and a failed Must call fails the test (the next tests still run) instead
+// of panicking the whole binary.
+func incognito(t testing.TB) *rod.Browser {
+	t.Helper()
+	watch(t)
+	b := browser(t).MustIncognito()
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline())
+	var ended atomic.Bool
+	t.Cleanup(func() {
+		ended.Store(true)
+		cancel()
+		_ = b.Close()
+	})
+	return b.Context(ctx).WithPanic(func(v any) {
+		if ended.Load() { // a helper goroutine after the test: nothing is left to fail
+			runtime.Goexit()
+		}
+		t.Errorf("%s: browser: %v", testLine(), v)
+		t.FailNow()
+	})
 }
 
 // newThread makes an empty thread and returns its id.

@@ -170,7 +170,11 @@ func (m *Manager) Restart(name string) error {
 	return nil
 }
 
-// Close stops every server and waits for them to end.
+// closeGrace bounds how long Close waits for the servers to end: a server
+// that does not answer its shutdown must not keep Parley from quitting.
+const closeGrace = 5 * time.Second
+
+// Close stops every server and waits, up to closeGrace, for them to end.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -181,8 +185,14 @@ func (m *Manager) Close() {
 	m.servers = map[string]*server{}
 	m.rebuildLocked()
 	m.mu.Unlock()
+	deadline := time.After(closeGrace)
 	for _, s := range servers {
-		<-s.done
+		select {
+		case <-s.done:
+		case <-deadline:
+			m.log.Warn("MCP server did not stop in time; leaving it", "server", s.name, "grace", closeGrace)
+			return
+		}
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,6 +167,34 @@ func TestServerCrash(t *testing.T) {
 	}
 	if err := m.Restart("nobody"); err == nil {
 		t.Fatal("restarting an unknown server succeeded")
+	}
+}
+
+// A server that ignores its shutdown neither keeps Close (and so Parley's
+// quit) waiting for ever nor outlives it: it is killed.
+func TestCloseStubbornServer(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cfg := stdio("stubborn")
+	cfg.Env[testServerEnv+"_PID"] = pidFile
+	m := NewManager(Options{Log: slog.New(slog.DiscardHandler)})
+	m.Apply([]Entry{{Name: "stubborn", Config: cfg}})
+	waitFor(t, m, "stubborn", inState(StateReady))
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(raw))
+	closed := make(chan struct{})
+	go func() { m.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(waitLimit):
+		t.Fatal("Close still waits for a server that ignores its shutdown")
+	}
+	for deadline := time.Now().Add(waitLimit); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stubborn server (pid %d) outlived Close", pid)
+		}
 	}
 }
 

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,6 +32,13 @@ func TestMain(m *testing.M) {
 	case "exit-at-start":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		os.Exit(1)
+	case "stubborn":
+		// Serves, then ignores both the end of its input and SIGTERM;
+		// only SIGKILL ends it. It writes its pid where it is told.
+		signal.Ignore(syscall.SIGTERM)
+		_ = os.WriteFile(os.Getenv(testServerEnv+"_PID"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+		_ = newTestServer().Run(context.Background(), &mcp.StdioTransport{})
+		time.Sleep(time.Hour)
 	case "silent":
 		// Reads its requests and never answers one.
 		_, _ = io.Copy(io.Discard, os.Stdin)
