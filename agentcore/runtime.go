@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,14 @@ const (
 // ErrBusy is returned when a thread already has a run in progress.
 var ErrBusy = errors.New("a reply is still being written on this thread: stop it or wait for it to finish")
 
+// ErrClosed is returned for a run asked for once the runtime is closing.
+var ErrClosed = errors.New("Parley is shutting down: no new reply is started")
+
+// DefaultCloseGrace bounds how long Close waits for stopped runs to write
+// their final state: a tool that ignores its cancellation must not keep
+// Parley from quitting.
+const DefaultCloseGrace = 10 * time.Second
+
 // Runtime runs agents on threads. A run belongs to its thread, not to the
 // request or browser tab that started it: it goes on until it finishes, fails
 // or is stopped, publishing every event on the Bus and writing its reply to
@@ -41,13 +50,16 @@ type Runtime struct {
 	// Prepare, when set, adjusts the options of every run from its thread
 	// (the app's modes: which tools, which extra instructions).
 	Prepare func(t Thread, opts *StreamOptions)
-	agents  []*Agent
+	// CloseGrace overrides DefaultCloseGrace when positive.
+	CloseGrace time.Duration
+	agents     []*Agent
 
 	mu     sync.Mutex
 	live   map[string]*liveRun     // thread id → the run in progress
 	lanes  map[string]*sync.Mutex  // thread id → its routing lock (see lane)
 	queued map[string][]queuedTurn // thread id → turns waiting for the run in progress
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup          // the runs reserved and not yet ended
+	closed bool                    // Close has begun: no run is reserved
 
 	// The notification dispatcher (StartNotifications).
 	kick      chan struct{}
@@ -196,7 +208,6 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 		rt.releaseLocked(l)
 		return Sent{}, err
 	}
-	rt.wg.Add(1)
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		// The reply being written is the last message; the model must not
 		// see it.
@@ -212,6 +223,9 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 func (rt *Runtime) reserve(ctx context.Context, thread Thread, agent *Agent, model string) (*liveRun, context.Context, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	if rt.closed {
+		return nil, nil, ErrClosed
+	}
 	if rt.live[thread.ID] != nil {
 		return nil, nil, ErrBusy
 	}
@@ -224,6 +238,7 @@ func (rt *Runtime) reserve(ctx context.Context, thread Thread, agent *Agent, mod
 		done:   make(chan struct{}),
 	}
 	rt.live[thread.ID] = l
+	rt.wg.Add(1) // done by run, or by releaseLocked if it never starts
 	return l, runCtx, nil
 }
 
@@ -235,6 +250,7 @@ func (rt *Runtime) releaseLocked(l *liveRun) {
 	delete(rt.live, l.run.ThreadID)
 	rt.mu.Unlock()
 	close(l.done)
+	rt.wg.Done()
 }
 
 // ResumeRequest answers a suspended tool call on a thread.
@@ -318,7 +334,6 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 		return Run{}, fmt.Errorf("reopen reply: %w", err)
 	}
 	started := l.run // the run goroutine owns l from here
-	rt.wg.Add(1)
 	in := ResumeInput{ToolCallID: req.ToolCallID, Data: req.Data}
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		return agent.Resume(runCtx, history, in, opts)
@@ -573,8 +588,9 @@ func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string
 
 // Stop cancels the thread's run in progress; the partial reply is kept and
 // marked interrupted. It reports whether a run was stopped, and returns once
-// the run's final state is written.
-func (rt *Runtime) Stop(threadID string) bool {
+// the run's final state is written or ctx ends (then ctx.Err() says so; the
+// run still winds down).
+func (rt *Runtime) Stop(ctx context.Context, threadID string) bool {
 	rt.mu.Lock()
 	l := rt.live[threadID]
 	rt.mu.Unlock()
@@ -582,7 +598,10 @@ func (rt *Runtime) Stop(threadID string) bool {
 		return false
 	}
 	l.cancel()
-	<-l.done
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+	}
 	return true
 }
 
@@ -604,9 +623,11 @@ func (rt *Runtime) Wait(ctx context.Context, threadID string) error {
 	}
 }
 
-// Close stops every run and waits until their final state is written.
+// Close stops every run, refuses new ones (ErrClosed), and waits until the
+// runs' final state is written, or closeGrace has passed.
 func (rt *Runtime) Close() {
 	rt.mu.Lock()
+	rt.closed = true
 	stop, done := rt.stopNotes, rt.notesDone
 	rt.stopNotes = nil
 	for _, l := range rt.live {
@@ -617,7 +638,14 @@ func (rt *Runtime) Close() {
 		close(stop)
 		<-done
 	}
-	rt.wg.Wait()
+	grace := cmp.Or(max(rt.CloseGrace, 0), DefaultCloseGrace)
+	ended := make(chan struct{})
+	go func() { rt.wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(grace):
+		rt.Log.Warn("runs did not end in time after being stopped; closing anyway", "grace", grace)
+	}
 }
 
 // titleFrom makes a thread title from its first message: the first line,

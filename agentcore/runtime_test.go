@@ -2,6 +2,8 @@ package agentcore_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,7 +149,7 @@ func TestStreamingReplyIsFlushedWhileItStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 		if m.Status == agentcore.StatusStreaming && len(m.Content.Text()) > 20 {
-			rt.Stop(th.ID)
+			rt.Stop(t.Context(), th.ID)
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -172,7 +174,7 @@ func TestStopKeepsPartialAndFreesThread(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if !rt.Stop(th.ID) {
+	if !rt.Stop(t.Context(), th.ID) {
 		t.Fatal("Stop found no run")
 	}
 	m, _ := rt.Store.GetMessage(t.Context(), sent.MessageID)
@@ -261,5 +263,78 @@ func TestInstructionsAcceptMastraShapes(t *testing.T) {
 	var bad agentcore.Instructions
 	if err := bad.UnmarshalJSON([]byte(`[{"role":"user","content":"x"}]`)); err == nil {
 		t.Error("a user message was accepted as instructions")
+	}
+}
+
+// Once Close has begun nothing new starts (ErrClosed), and a run whose tool
+// ignores its cancellation keeps Close waiting no longer than the grace.
+func TestCloseRefusesNewRunsAndIsBounded(t *testing.T) {
+	rt, srv := newRuntime(t)
+	rt.CloseGrace = 200 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	rt.Agents()[0].Tools = map[string]*agentcore.Tool{"stuck": {ID: "stuck", Description: "ignores cancellation",
+		Execute: func(context.Context, json.RawMessage, *agentcore.ToolContext) (any, error) {
+			close(started)
+			<-release // not ctx.Done(): this tool does not listen
+			return "late", nil
+		}}}
+	busy, idle := thread(t, rt), thread(t, rt)
+	srv.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "s1", Name: "stuck", Args: `{}`}}})
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: busy.ID, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool never ran")
+	}
+	closed := make(chan struct{})
+	go func() { rt.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits for a run whose tool ignores cancellation")
+	}
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: idle.ID, Text: "too late"}); !errors.Is(err, agentcore.ErrClosed) {
+		t.Fatalf("send after Close: %v, want ErrClosed", err)
+	}
+	if ms, _ := rt.Store.ListMessages(t.Context(), idle.ID, agentcore.MessageQuery{}); len(ms) != 0 {
+		t.Fatalf("a refused send stored %d messages", len(ms))
+	}
+}
+
+// Stop returns when its context ends even if the run has not wound down.
+func TestStopWaitsNoLongerThanItsContext(t *testing.T) {
+	rt, srv := newRuntime(t)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	rt.Agents()[0].Tools = map[string]*agentcore.Tool{"stuck": {ID: "stuck", Description: "ignores cancellation",
+		Execute: func(context.Context, json.RawMessage, *agentcore.ToolContext) (any, error) {
+			close(started)
+			<-release
+			return "late", nil
+		}}}
+	th := thread(t, rt)
+	srv.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "s1", Name: "stuck", Args: `{}`}}})
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if !rt.Stop(ctx, th.ID) || ctx.Err() == nil {
+		t.Fatalf("Stop returned before its context ended (%v) while the tool still held the run", ctx.Err())
+	}
+	if err := rt.DeleteThread(ctx, th.ID); err == nil || !strings.Contains(err.Error(), "has not ended yet") {
+		t.Fatalf("delete while the stopped run winds down: %v", err)
+	}
+	close(release)
+	if err := rt.Wait(t.Context(), th.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.DeleteThread(t.Context(), th.ID); err != nil {
+		t.Fatalf("delete once the run ended: %v", err)
 	}
 }

@@ -269,11 +269,7 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 		return Run{}, err
 	}
 	fail := func(err error) (Run, error) {
-		l.cancel()
-		rt.mu.Lock()
-		delete(rt.live, thread.ID)
-		rt.mu.Unlock()
-		close(l.done)
+		rt.releaseLocked(l)
 		return Run{}, err
 	}
 	for _, s := range sigs {
@@ -312,7 +308,6 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 	l.pending = sigs
 	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
 	started := l.run
-	rt.wg.Add(1)
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		history = trimReply(history, l.messageID())
 		return agent.Stream(runCtx, history, opts)
@@ -370,8 +365,14 @@ func (rt *Runtime) turnover(l *liveRun, e Event, leftover []Signal) {
 		rt.queued[threadID] = queue[1:]
 	}
 	if _, err := rt.wake(ctx, thread, next.agent, next.model, []Signal{next.sig}); err != nil {
+		// Nothing runs the rest of the queue either (Parley may be
+		// quitting): all of it is kept as sent, for the next run to read.
 		rt.Log.Error("start a queued turn", "thread", threadID, "err", err)
 		rt.keep(threadID, []Signal{next.sig})
+		for _, q := range rt.queued[threadID] {
+			rt.keep(threadID, []Signal{q.sig})
+		}
+		delete(rt.queued, threadID)
 	}
 }
 

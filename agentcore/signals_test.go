@@ -303,7 +303,7 @@ func TestStopKeepsQueuedTurns(t *testing.T) {
 	if _, _, err := rt.QueueMessage(t.Context(), "later", agentcore.SignalTarget{ThreadID: th.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if !rt.Stop(th.ID) {
+	if !rt.Stop(t.Context(), th.ID) {
 		t.Fatal("nothing stopped")
 	}
 	waitIdle(t, rt, th.ID)

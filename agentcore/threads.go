@@ -29,9 +29,11 @@ func (rt *Runtime) UpdateThread(ctx context.Context, id string, p ThreadPatch) (
 }
 
 // DeleteThread stops the thread's run, if any, and deletes the thread with
-// its messages.
+// its messages once the run has ended.
 func (rt *Runtime) DeleteThread(ctx context.Context, id string) error {
-	rt.Stop(id)
+	if rt.Stop(ctx, id) && ctx.Err() != nil {
+		return fmt.Errorf("delete thread %s: its reply was stopped but has not ended yet: %w", id, ctx.Err())
+	}
 	if err := rt.Store.DeleteThread(ctx, id); err != nil {
 		return fmt.Errorf("delete thread %s: %w", id, err)
 	}

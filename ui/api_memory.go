@@ -167,7 +167,9 @@ func (s *Server) apiDeleteThread(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rt.DeleteThread(r.Context(), t.ID); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), stopWait)
+	defer cancel()
+	if err := s.rt.DeleteThread(ctx, t.ID); err != nil {
 		return nil, err
 	}
 	return map[string]string{"result": "Thread deleted"}, nil

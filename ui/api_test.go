@@ -480,7 +480,7 @@ func TestAPIStreamBusyAndStopped(t *testing.T) {
 		t.Errorf("live reply: %v", get(msgs, "messages", 1))
 	}
 
-	e.rt.Stop("b_1")
+	e.rt.Stop(t.Context(), "b_1")
 	chunks, done := readChunks(t, body, nil)
 	if !done || len(chunks) != 1 || chunks[0]["type"] != "abort" {
 		t.Errorf("after stop: %v (done %v), want one abort chunk and [DONE]", chunks, done)

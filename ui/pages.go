@@ -179,8 +179,14 @@ func (s *Server) unsend(w http.ResponseWriter, r *http.Request) {
 	_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Contents})
 }
 
+// stopWait bounds how long a Stop request waits for the run to wind down;
+// a run that takes longer (a tool slow to notice) ends on its own.
+const stopWait = 10 * time.Second
+
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
-	s.rt.Stop(r.PathValue("id"))
+	ctx, cancel := context.WithTimeout(r.Context(), stopWait)
+	defer cancel()
+	s.rt.Stop(ctx, r.PathValue("id"))
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -251,7 +257,9 @@ func (s *Server) setModel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
-	if err := s.rt.DeleteThread(r.Context(), r.PathValue("id")); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), stopWait)
+	defer cancel()
+	if err := s.rt.DeleteThread(ctx, r.PathValue("id")); err != nil {
 		s.httpError(w, r, err)
 		return
 	}

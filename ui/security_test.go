@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -115,5 +118,24 @@ func TestLaunchSecretWorksOnce(t *testing.T) {
 	c := w.Result().Cookies()[0]
 	if got := do(h, "GET", "/", map[string]string{"Cookie": c.Name + "=" + c.Value}).Code; got != 200 {
 		t.Fatalf("with cookie: %d", got)
+	}
+}
+
+// Each failure answers with the status a client can act on.
+func TestStatusOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{fmt.Errorf("thread x: %w", agentcore.ErrNotFound), http.StatusNotFound},
+		{agentcore.ErrBusy, http.StatusConflict},
+		{fmt.Errorf("send: %w", agentcore.ErrClosed), http.StatusServiceUnavailable},
+		{fmt.Errorf("delete thread x: its reply was stopped but has not ended yet: %w", context.DeadlineExceeded), http.StatusServiceUnavailable},
+		{fmt.Errorf("%w: the title is empty", errBadRequest), http.StatusBadRequest},
+		{errors.New("disk full"), http.StatusInternalServerError},
+	} {
+		if got := statusOf(c.err); got != c.want {
+			t.Errorf("statusOf(%q) = %d, want %d", c.err, got, c.want)
+		}
 	}
 }

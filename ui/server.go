@@ -160,6 +160,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, agentcore.ErrBusy):
 		return http.StatusConflict
+	case errors.Is(err, agentcore.ErrClosed), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, errBadRequest), errors.Is(err, agentcore.ErrBadResume):
 		return http.StatusBadRequest
 	}
