@@ -160,6 +160,9 @@ func (m *Manager) Apply(entries []Entry) {
 func (m *Manager) Restart(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("restart MCP server %q: Parley is shutting down", name)
+	}
 	s, ok := m.servers[name]
 	if !ok {
 		return fmt.Errorf("no MCP server named %q", name)

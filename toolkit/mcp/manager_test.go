@@ -191,6 +191,9 @@ func TestCloseStubbornServer(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("Close still waits for a server that ignores its shutdown")
 	}
+	if err := m.Restart("stubborn"); err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("restart after Close: %v", err)
+	}
 	for deadline := time.Now().Add(waitLimit); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the stubborn server (pid %d) outlived Close", pid)
