@@ -104,6 +104,29 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 	if !strings.Contains(list, `"status":"seen"`) || !strings.Contains(list, `"snoozedUntil"`) {
 		t.Fatalf("records after seen and snooze: %s", list)
 	}
+
+	// "Mark all seen" clears what the source filter shows, then the rest.
+	for _, n := range []string{
+		`"source":"ci","kind":"build","summary":"Build 119 failed"`,
+		`"source":"ci","kind":"deploy","summary":"Deploy 12 done"`,
+		`"source":"mail","kind":"inbox","summary":"Mail from Ana"`,
+	} {
+		if code, body := p.postJSON(t, "/api/notifications", `{"threadId":"`+id+`",`+n+`}`); code != 201 {
+			t.Fatalf("notify: %d %s", code, body)
+		}
+	}
+	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '3'`)
+	pg.MustElement("#inbox-sources").MustSelect("ci")
+	waitJS(t, pg, `() => [...document.querySelectorAll('#inbox-list .inbox-item')].filter(li => li.offsetParent !== null).length === 2`)
+	pg.MustScreenshot(artifact("inbox-seen-all.png"))
+	pg.MustElement("#inbox-seen-all").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
+	pg.MustElement("#inbox-sources").MustSelect("All sources")
+	if left := evalString(pg, `() => document.querySelector('#inbox-list .inbox-item .inbox-title').innerText`); left != "Mail from Ana" {
+		t.Fatalf("after clearing ci, the inbox holds %q", left)
+	}
+	pg.MustElement("#inbox-seen-all").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#inbox-count') === null && document.querySelector('#inbox-seen-all') === null`)
 }
 
 func (p *parley) getJSON(t *testing.T, path string) string {

@@ -44,6 +44,9 @@ type inboxState struct {
 	Dismissed map[string]bool      `json:"dismissed,omitempty"`
 }
 
+// unread are the statuses of the notifications the inbox lists.
+var unread = []agentcore.NotificationStatus{agentcore.NotePending, agentcore.NoteDelivered}
+
 // inboxMu orders read-modify-writes of the inbox setting.
 var inboxMu sync.Mutex
 
@@ -91,12 +94,12 @@ func (s *Server) inbox(ctx context.Context) (components.Inbox, error) {
 		return ok && now.Before(until)
 	}
 
-	notes, err := s.rt.Notifications(ctx, agentcore.NotificationQuery{
-		Statuses: []agentcore.NotificationStatus{agentcore.NotePending, agentcore.NoteDelivered}, Limit: inboxMax,
-	})
+	notes, err := s.rt.Notifications(ctx, agentcore.NotificationQuery{Statuses: unread, Limit: inboxMax + 1})
 	if err != nil && !isNoNotes(err) {
 		return components.Inbox{}, err
 	}
+	older := len(notes) > inboxMax
+	notes = notes[:min(len(notes), inboxMax)]
 	sources := map[string]bool{}
 	for _, n := range notes {
 		if n.SnoozedUntil != nil && now.Before(*n.SnoozedUntil) {
@@ -171,7 +174,7 @@ func (s *Server) inbox(ctx context.Context) (components.Inbox, error) {
 		}
 	}
 	slices.SortStableFunc(items, func(a, b dated) int { return b.at.Compare(a.at) })
-	in := components.Inbox{Items: make([]components.InboxItem, 0, len(items)), Live: true}
+	in := components.Inbox{Items: make([]components.InboxItem, 0, len(items)), Live: true, OlderNotes: older}
 	for _, d := range items {
 		in.Items = append(in.Items, d.item)
 	}
@@ -323,6 +326,47 @@ func (s *Server) actOn(ctx context.Context, key, action string) error {
 		return err
 	}
 	return s.rt.Store.SetSetting(ctx, inboxSetting, raw)
+}
+
+// inboxSeenAll marks seen every unread notification of the source and
+// priority given (empty: any), those past the newest inboxMax included.
+func (s *Server) inboxSeenAll(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Source   string `json:"source"`
+		Priority string `json:"priority"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil {
+		http.Error(w, "bad inbox action: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	q := agentcore.NotificationQuery{Statuses: unread}
+	if body.Source != "" {
+		q.Sources = []string{body.Source}
+	}
+	if body.Priority != "" {
+		p, err := agentcore.ParsePriority(body.Priority)
+		if err != nil {
+			s.httpError(w, r, fmt.Errorf("%w: %v", errBadRequest, err))
+			return
+		}
+		q.Priorities = []agentcore.Priority{p}
+	}
+	notes, err := s.rt.Notifications(r.Context(), q)
+	if err != nil && !isNoNotes(err) {
+		s.httpError(w, r, err)
+		return
+	}
+	for _, n := range notes {
+		if n.SnoozedUntil != nil && time.Now().Before(*n.SnoozedUntil) {
+			continue // set aside for later: not on the list the user cleared
+		}
+		if _, err := s.rt.SetNotificationStatus(r.Context(), n.ThreadID, n.ID, agentcore.NoteSeen); err != nil && !errors.Is(err, agentcore.ErrNotFound) {
+			s.httpError(w, r, err)
+			return
+		}
+	}
+	s.rt.Bus.Publish(agentcore.Event{Type: eventInbox})
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // inboxFocus records whether a page has the focus (app.js reports it), so

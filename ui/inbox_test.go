@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -147,5 +148,59 @@ func TestUnsendRefusals(t *testing.T) {
 	msgs := e.call("GET", "/api/memory/threads/"+th+"/messages", "", 200)
 	if n := len(get(msgs, "messages").([]any)); n != 2 {
 		t.Fatalf("%d messages after refused take-backs, want 2", n)
+	}
+}
+
+// "Mark all seen" clears the unread notifications of the chosen source and
+// priority, those past the newest listed included; nothing else.
+func TestInboxSeenAll(t *testing.T) {
+	e := newAPIEnv(t, func(a *agentcore.Agent) {
+		a.DeliveryPolicy = &agentcore.DeliveryPolicy{Default: &agentcore.Decision{Action: agentcore.NotifyPersist}}
+	})
+	th := e.thread()
+	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"ci","kind":"build","priority":"urgent","summary":"Build failed"}`, 201)
+	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"ci","kind":"lint","priority":"low","summary":"Lint warnings"}`, 201)
+	e.call("POST", "/api/notifications", `{"threadId":"`+th+`","source":"mail","kind":"inbox","priority":"urgent","summary":"Mail from Ana"}`, 201)
+	page := e.inboxPage()
+	if count(page) != "3" || !strings.Contains(page, `id="inbox-seen-all"`) || strings.Contains(page, `id="inbox-older"`) {
+		t.Fatalf("three notifications: count %s\n%s", count(page), page)
+	}
+	for body, want := range map[string]int{`{"priority":"loud"}`: 400, `not json`: 400} {
+		if resp := e.send("POST", "/inbox/seen-all", body); resp.StatusCode != want {
+			t.Errorf("seen-all %s: %d, want %d", body, resp.StatusCode, want)
+		}
+	}
+	if c := count(e.inboxPage()); c != "3" {
+		t.Fatalf("a refused seen-all changed the inbox: count %s", c)
+	}
+	if resp := e.send("POST", "/inbox/seen-all", `{"source":"ci","priority":"urgent"}`); resp.StatusCode != 204 {
+		t.Fatalf("seen-all ci/urgent: %d", resp.StatusCode)
+	}
+	page = e.inboxPage()
+	if count(page) != "2" || strings.Contains(page, "Build failed") || !strings.Contains(page, "Lint warnings") || !strings.Contains(page, "Mail from Ana") {
+		t.Fatalf("after seen-all ci/urgent: count %s\n%s", count(page), page)
+	}
+
+	// Past the newest listed: the list says more wait, and seen-all clears them.
+	for i := range 201 {
+		if _, err := e.rt.Notify(t.Context(), agentcore.NotificationInput{Source: "bulk", Kind: "tick", Summary: fmt.Sprintf("tick %d", i)},
+			agentcore.NotifyTarget{ThreadID: th}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page = e.inboxPage()
+	if !strings.Contains(page, `id="inbox-older"`) || strings.Contains(page, "Mail from Ana") {
+		t.Fatalf("203 unread: the oldest are not listed and the list says so\n%.2000s", page)
+	}
+	if resp := e.send("POST", "/inbox/seen-all", `{"source":"","priority":""}`); resp.StatusCode != 204 {
+		t.Fatalf("seen-all: %d", resp.StatusCode)
+	}
+	page = e.inboxPage()
+	if count(page) != "0" || strings.Contains(page, `id="inbox-seen-all"`) || strings.Contains(page, `id="inbox-older"`) {
+		t.Fatalf("after seen-all: count %s\n%s", count(page), page)
+	}
+	ns, err := e.rt.Notifications(t.Context(), agentcore.NotificationQuery{Statuses: []agentcore.NotificationStatus{agentcore.NoteSeen}})
+	if err != nil || len(ns) != 204 {
+		t.Fatalf("seen notifications: %d, %v; want 204", len(ns), err)
 	}
 }

@@ -112,6 +112,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/unsend/{msg}", s.unsend)
 	mux.HandleFunc("GET /inbox/stream", s.inboxStream)
 	mux.HandleFunc("POST /inbox/act", s.inboxAct)
+	mux.HandleFunc("POST /inbox/seen-all", s.inboxSeenAll)
 	mux.HandleFunc("POST /inbox/focus", s.inboxFocus)
 	mux.HandleFunc("POST /t/{id}/stop", s.stopRun)
 	mux.HandleFunc("POST /t/{id}/rename", s.rename)
