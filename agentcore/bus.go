@@ -45,6 +45,14 @@ func (b *Bus) Subscribe(thread string, types ...EventType) *Subscription {
 	return s
 }
 
+// Subscribers is how many subscriptions follow thread ("" = those that
+// follow every thread).
+func (b *Bus) Subscribers(thread string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs[thread])
+}
+
 // Publish queues e for the thread's subscribers and the all-thread ones.
 func (b *Bus) Publish(e Event) {
 	b.mu.Lock()

@@ -401,7 +401,8 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeChunks writes a run's events as Mastra's SSE stream.
-func (s *Server) writeChunks(w http.ResponseWriter, run *apiRun) {
+func (s *Server) writeChunks(rw http.ResponseWriter, run *apiRun) {
+	w := s.streamWriter(rw)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")

@@ -393,7 +393,8 @@ const keepAlive = 25 * time.Second
 // apiSubscribe streams every run of a thread as Mastra chunks, one run
 // after another, until the client leaves (subscribeToThread). Leaving
 // stops nothing.
-func (s *Server) apiSubscribe(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiSubscribe(rw http.ResponseWriter, r *http.Request) {
+	w := s.streamWriter(rw)
 	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -207,7 +207,8 @@ func patchInbox(sse *datastar.ServerSentEventGenerator, in components.Inbox) err
 }
 
 // inboxStream keeps the bell and the panel of one page current.
-func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
+func (s *Server) inboxStream(rw http.ResponseWriter, r *http.Request) {
+	w := s.streamWriter(rw)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	context.AfterFunc(s.ctx, cancel)

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"parley/agentcore"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// Auth guards every request; the zero value lets loopback clients in.
 	Auth *Auth
 	Log  *slog.Logger
+	// StreamWriteTimeout bounds one write of a long-lived stream; 0 means
+	// DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
 }
 
 // Server serves the UI and the API.
@@ -76,6 +80,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Auth == nil {
 		cfg.Auth = &Auth{}
+	}
+	if cfg.StreamWriteTimeout <= 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {

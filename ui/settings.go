@@ -366,7 +366,7 @@ func (s *Server) mcpStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	context.AfterFunc(s.ctx, cancel)
-	sse := datastar.NewSSE(w, r, datastar.WithContext(ctx))
+	sse := datastar.NewSSE(s.streamWriter(w), r, datastar.WithContext(ctx))
 	for {
 		changed := m.MCPChanged() // before reading: a change in between is not lost
 		if err := sse.PatchElementTempl(components.MCPServers(m.MCPServers(), true)); err != nil {

@@ -22,7 +22,8 @@ const frame = 16 * time.Millisecond
 // sends the current state once, then patches what changed, coalesced per
 // frame. Terminal events are flushed at once. It never owns a run: closing it
 // stops nothing.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
+	w := s.streamWriter(rw)
 	id := r.PathValue("id")
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
