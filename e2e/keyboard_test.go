@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/input"
+	"github.com/go-rod/rod/lib/proto"
 
 	"parley/agentcore/scripted"
 )
@@ -57,6 +58,27 @@ func TestShortcutsOverlay(t *testing.T) {
 	colorScheme(t, pg, "light")
 	pg.Keyboard.MustType(input.Escape)
 	waitJS(t, pg, `() => !document.querySelector('#shortcuts').open`)
+	if got := evalString(pg, `() => document.querySelector('#search-open kbd').innerText`); got != "Ctrl K" {
+		t.Fatalf("the search button says %q, want Ctrl K", got)
+	}
+
+	// On a Mac the shortcuts say ⌘, and still do after the sidebar is patched.
+	if err := (proto.EmulationSetUserAgentOverride{UserAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0)", Platform: "MacIntel"}).Call(pg); err != nil {
+		t.Fatal(err)
+	}
+	pg.MustReload()
+	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null && document.documentElement.classList.contains('mac')`)
+	p.newThread()
+	waitJS(t, pg, `() => document.querySelectorAll('#sidebar .thread').length === 2`)
+	if got := evalString(pg, `() => document.querySelector('#search-open kbd').innerText`); got != "⌘ K" {
+		t.Fatalf("on a Mac the search button says %q after a sidebar patch, want ⌘ K", got)
+	}
+	blur(pg)
+	pg.Keyboard.MustType(input.Key('?'))
+	waitJS(t, pg, `() => document.querySelector('#shortcuts').open`)
+	if rows := evalString(pg, `() => [...document.querySelectorAll('#shortcuts tr')].map(r => r.cells[0].innerText + '=' + r.cells[1].innerText.replace(/\s+/g, '')).join('|')`); !strings.Contains(rows, "Search chats=⌘+K") {
+		t.Fatalf("on a Mac the overlay reads: %s", rows)
+	}
 }
 
 // The shortcuts do what the overlay says: focus the message box, switch

@@ -111,12 +111,8 @@ document.addEventListener("keydown", (e) => {
   }
 });
 
-// On a Mac the overlay says ⌘ where others press Ctrl.
-if (/Mac|iPhone|iPad/.test(navigator.platform)) {
-  addEventListener("DOMContentLoaded", () => {
-    for (const k of document.querySelectorAll("kbd.kbd-mod")) k.textContent = "⌘";
-  });
-}
+// On a Mac the shortcuts say ⌘ where others press Ctrl (see ModKey).
+if (/Mac|iPhone|iPad/.test(navigator.platform)) document.documentElement.classList.add("mac");
 
 function inboxOpen() {
   const panel = document.getElementById("inbox-panel");
