@@ -266,13 +266,10 @@ func TestInstructionsAcceptMastraShapes(t *testing.T) {
 	}
 }
 
-// Once Close has begun nothing new starts (ErrClosed), and a run whose tool
-// ignores its cancellation keeps Close waiting no longer than the grace.
-func TestCloseRefusesNewRunsAndIsBounded(t *testing.T) {
-	rt, srv := newRuntime(t)
-	rt.CloseGrace = 200 * time.Millisecond
-	release := make(chan struct{})
-	defer close(release)
+// stuckTool gives the runtime's agent the tool "stuck", which ignores its
+// cancellation: it returns only once release is closed. The channel it
+// returns closes when the tool starts.
+func stuckTool(rt *agentcore.Runtime, release <-chan struct{}) <-chan struct{} {
 	started := make(chan struct{})
 	rt.Agents()[0].Tools = map[string]*agentcore.Tool{"stuck": {ID: "stuck", Description: "ignores cancellation",
 		Execute: func(context.Context, json.RawMessage, *agentcore.ToolContext) (any, error) {
@@ -280,6 +277,17 @@ func TestCloseRefusesNewRunsAndIsBounded(t *testing.T) {
 			<-release // not ctx.Done(): this tool does not listen
 			return "late", nil
 		}}}
+	return started
+}
+
+// Once Close has begun nothing new starts (ErrClosed), and a run whose tool
+// ignores its cancellation keeps Close waiting no longer than the grace.
+func TestCloseRefusesNewRunsAndIsBounded(t *testing.T) {
+	rt, srv := newRuntime(t)
+	rt.CloseGrace = 200 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
+	started := stuckTool(rt, release)
 	busy, idle := thread(t, rt), thread(t, rt)
 	srv.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "s1", Name: "stuck", Args: `{}`}}})
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: busy.ID, Text: "go"}); err != nil {
@@ -309,13 +317,7 @@ func TestCloseRefusesNewRunsAndIsBounded(t *testing.T) {
 func TestStopWaitsNoLongerThanItsContext(t *testing.T) {
 	rt, srv := newRuntime(t)
 	release := make(chan struct{})
-	started := make(chan struct{})
-	rt.Agents()[0].Tools = map[string]*agentcore.Tool{"stuck": {ID: "stuck", Description: "ignores cancellation",
-		Execute: func(context.Context, json.RawMessage, *agentcore.ToolContext) (any, error) {
-			close(started)
-			<-release
-			return "late", nil
-		}}}
+	started := stuckTool(rt, release)
 	th := thread(t, rt)
 	srv.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "s1", Name: "stuck", Args: `{}`}}})
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go"}); err != nil {
