@@ -450,6 +450,10 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 
 	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
 	if err != nil {
+		if ctx.Err() != nil { // stopped before it began: a stop, not a failure
+			rt.finish(l, Event{Type: EventAbort})
+			return
+		}
 		rt.finish(l, Event{Type: EventError, Error: fmt.Sprintf("load thread history: %v", err)})
 		return
 	}

@@ -183,6 +183,33 @@ func TestProviderErrorShownAndThreadUsable(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
 }
 
+// A failed reply offers Retry (say, once the key is mended): a new reply
+// follows it, the failed one stays, and Retry goes from the failed reply
+// once it is no longer the last.
+func TestRetryFailedReply(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	p.Model.Push(scripted.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided: sk-old","type":"invalid_request_error","code":"invalid_api_key"}}`})
+	pg := p.page("/t/" + id)
+	sendMsg(t, pg, "summarise the design")
+	failed := `document.querySelector('#messages .msg-assistant[data-status=error]')`
+	waitJS(t, pg, `() => getComputedStyle(`+failed+`.querySelector('.msg-retry')).display !== 'none'`)
+	pg.MustScreenshot(artifact("retry-failed.png"))
+
+	p.Model.Push(scripted.Reply{Text: "The design, in short: one core, two shells."})
+	pg.MustElement(`#messages .msg-assistant[data-status=error] .msg-retry`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('one core, two shells')`)
+	waitJS(t, pg, `() => getComputedStyle(`+failed+`.querySelector('.msg-retry')).display === 'none'`)
+	ms := p.messages(id)
+	if len(ms) != 3 || ms[1].Status != agentcore.StatusError || ms[2].Status != agentcore.StatusComplete {
+		t.Fatalf("after the retry the thread holds %d messages: %v", len(ms), ms)
+	}
+	reqs := p.Model.Requests()
+	if last := reqs[len(reqs)-1].Messages; last[len(last)-1].Content != "summarise the design" {
+		t.Fatalf("the retry asked the model with %+v last", last[len(last)-1])
+	}
+}
+
 // The sidebar: new chat, rename, pin and delete, as a person uses them.
 func TestSidebarRenamePinDelete(t *testing.T) {
 	p := startParley(t)

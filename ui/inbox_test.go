@@ -51,6 +51,9 @@ func TestInboxListsFailedRunsAndSetsAside(t *testing.T) {
 	if count(page) != "1" || !strings.Contains(page, `data-kind="failed"`) || !strings.Contains(page, "model overloaded today") {
 		t.Fatalf("inbox with a failed run: count %s\n%s", count(page), page)
 	}
+	if !strings.Contains(page, `class="btn btn-small btn-send inbox-retry"`) || !strings.Contains(page, `@post(&#39;/t/`+th+`/retry&#39;)`) {
+		t.Fatalf("a failed run offers no Retry in its chat:\n%s", page)
+	}
 	i := strings.Index(page, `data-key="run/`)
 	key := page[i+len(`data-key="`):]
 	key = key[:strings.Index(key, `"`)]
@@ -125,8 +128,9 @@ func TestInboxNotificationsAndFocus(t *testing.T) {
 	}
 }
 
-// Taking back a message the agent has read, or one that is not there,
-// says so in the composer and changes nothing.
+// Taking back a message the agent has read, or one that is not there, and
+// retrying a reply that did not fail, say so in the composer and change
+// nothing.
 func TestUnsendRefusals(t *testing.T) {
 	e := newAPIEnv(t)
 	th := e.thread()
@@ -137,6 +141,8 @@ func TestUnsendRefusals(t *testing.T) {
 	for path, want := range map[string]string{
 		"/t/" + th + "/unsend/" + id: "Not taken back: the agent has already read that message.",
 		"/t/" + th + "/unsend/nope":  "Not taken back: message nope of thread " + th + ": not found",
+		"/t/" + th + "/retry":        "Not retried: nothing to retry: the chat&#39;s last reply did not fail and was not stopped",
+		"/t/nope/retry":              "Not retried: retry in thread nope: ",
 	} {
 		resp := e.send("POST", path, "")
 		raw, _ := io.ReadAll(resp.Body)

@@ -179,6 +179,17 @@ func (s *Server) unsend(w http.ResponseWriter, r *http.Request) {
 	_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Contents})
 }
 
+// retry answers again after the chat's last reply failed or was stopped;
+// the stream shows the new reply, this answer only reports a refusal.
+func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
+	_, err := s.rt.Retry(r.Context(), r.PathValue("id"))
+	msg := ""
+	if err != nil {
+		msg = "Not retried: " + err.Error()
+	}
+	_ = datastar.NewSSE(w, r).PatchElementTempl(components.ComposerError(msg))
+}
+
 // stopWait bounds how long a Stop request waits for the run to wind down;
 // a run that takes longer (a tool slow to notice) ends on its own.
 const stopWait = 10 * time.Second

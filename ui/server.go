@@ -122,6 +122,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /inbox/seen-all", s.inboxSeenAll)
 	mux.HandleFunc("POST /inbox/focus", s.inboxFocus)
 	mux.HandleFunc("POST /t/{id}/stop", s.stopRun)
+	mux.HandleFunc("POST /t/{id}/retry", s.retry)
 	mux.HandleFunc("POST /t/{id}/rename", s.rename)
 	mux.HandleFunc("POST /t/{id}/pin", s.pin)
 	mux.HandleFunc("POST /t/{id}/model", s.setModel)
@@ -166,7 +167,7 @@ func statusOf(err error) int {
 		return ae.status
 	case errors.Is(err, agentcore.ErrNotFound), errors.Is(err, agentcore.ErrNotSuspended):
 		return http.StatusNotFound
-	case errors.Is(err, agentcore.ErrBusy):
+	case errors.Is(err, agentcore.ErrBusy), errors.Is(err, agentcore.ErrNothingToRetry):
 		return http.StatusConflict
 	case errors.Is(err, agentcore.ErrClosed), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable

@@ -86,7 +86,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 	if running && live.MessageID == m.ID {
 		m.Content, m.Status = live.Content, agentcore.StatusStreaming
 	}
-	v := components.Message{ID: m.ID, Role: string(m.Role), Status: string(m.Status)}
+	v := components.Message{ID: m.ID, ThreadID: m.ThreadID, Role: string(m.Role), Status: string(m.Status)}
 	text := m.Content.Text()
 	if sig, ok := agentcore.SignalOf(m); ok {
 		if sig.Type != agentcore.SignalUser {
@@ -94,7 +94,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 			return v
 		}
 		v.Role, v.Badge = string(agentcore.RoleUser), signalBadge(sig, m.Status)
-		v.CanEdit, v.ThreadID = m.Status == agentcore.StatusQueued, m.ThreadID
+		v.CanEdit = m.Status == agentcore.StatusQueued
 	}
 	if v.Role == string(agentcore.RoleUser) {
 		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
