@@ -57,6 +57,7 @@ func TestMain(m *testing.M) {
 	// The tests' own requests (to Parley, to the desktop app) must not wait
 	// for ever on a server that stopped answering.
 	http.DefaultClient.Timeout = time.Minute
+	watchSuite()
 	code := m.Run()
 	if shared.cleanup != nil {
 		shared.cleanup()

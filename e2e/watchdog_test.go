@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,12 +35,37 @@ func watch(t testing.TB) {
 	})
 }
 
+// watchSuite ends the run two minutes before `go test -timeout` would, with
+// the same report as a hung test's: when every test fails slowly (a browser
+// that stopped answering), the log's tail still says where things stand.
+func watchSuite() {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return
+	}
+	limit, ok := f.Value.(flag.Getter).Get().(time.Duration)
+	if !ok || limit <= 3*time.Minute {
+		return
+	}
+	limit -= 2 * time.Minute
+	time.AfterFunc(limit, func() {
+		var running []string
+		watched.Range(func(k, _ any) bool { running = append(running, k.(string)); return true })
+		reportHang("the e2e suite (running: "+strings.Join(running, ", ")+")", limit)
+	})
+}
+
 // reportHang writes every goroutine to an artifact, prints the ones in
 // Parley's code (frames trimmed to Parley's), and exits.
 func reportHang(name string, after time.Duration) {
 	buf := make([]byte, 64<<20)
 	all := buf[:runtime.Stack(buf, true)]
-	file := artifact("hang-" + strings.NewReplacer("/", "_", " ", "_").Replace(name) + ".txt")
+	file := artifact("hang-" + strings.Map(func(r rune) rune {
+		if r == '-' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' {
+			return r
+		}
+		return '_'
+	}, name) + ".txt")
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
@@ -59,7 +85,7 @@ func reportHang(name string, after time.Duration) {
 		}
 	}
 	out.WriteString(tests.String())
-	fmt.Fprintf(os.Stderr, "\n%s\ne2e watchdog: %s was still running after %s (cleanup included): it hangs.\n"+
+	fmt.Fprintf(os.Stderr, "\n%s\ne2e watchdog: %s was still running after %s: it hangs.\n"+
 		"The goroutines above are those in Parley's code; every goroutine is in %s\n", out.String(), name, after, file)
 	os.Exit(3)
 }
