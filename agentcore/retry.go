@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -14,8 +15,8 @@ var ErrNothingToRetry = errors.New("nothing to retry: the chat's last reply did 
 // Retry answers again when the thread's last reply failed (a provider
 // error) or was stopped or cut off (Regenerate, in other chat apps): a new
 // run of the same agent writes a new reply after it. The failed reply stays
-// in the chat as it was; the model does not see it, unless it ran tools —
-// what they did to the workspace is part of the story.
+// in the chat, marked retried; from then on the model does not see it,
+// unless it ran tools — what they did to the workspace is part of the story.
 func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 	thread, err := rt.Store.GetThread(ctx, threadID)
 	if err != nil {
@@ -48,9 +49,36 @@ func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 			return Run{}, err
 		}
 	}
-	skip := failed.ID
-	if slices.ContainsFunc(failed.Content.Parts, func(p Part) bool { return p.ToolInvocation != nil }) {
-		skip = ""
+	// Marked, so that no later run shows the model the failed attempt
+	// either (see modelHistory), and a screen can tell it was retried.
+	c := failed.Content
+	c.Metadata = maps.Clone(c.Metadata)
+	if c.Metadata == nil {
+		c.Metadata = map[string]any{}
 	}
-	return rt.wake(ctx, thread, agent, "", nil, skip)
+	c.Metadata[metaRetried] = true
+	if err := rt.Store.UpdateMessage(ctx, failed.ID, c, failed.Status); err != nil {
+		return Run{}, fmt.Errorf("retry in thread %s: mark the failed reply: %w", thread.ID, err)
+	}
+	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: failed.ID})
+	run, err := rt.wake(ctx, thread, agent, "", nil)
+	if err != nil {
+		delete(c.Metadata, metaRetried) // nothing replaces it: the model may read it again
+		_ = rt.Store.UpdateMessage(context.WithoutCancel(ctx), failed.ID, c, failed.Status)
+		return Run{}, err
+	}
+	return run, nil
+}
+
+// metaRetried marks a failed or stopped reply that was answered again.
+const metaRetried = "retried"
+
+// modelHistory drops what the model is not to read: replies that were
+// answered again (Retry), unless they ran tools — what those did to the
+// workspace is part of the story.
+func modelHistory(history []Message) []Message {
+	return slices.DeleteFunc(history, func(m Message) bool {
+		return m.Content.Metadata[metaRetried] == true &&
+			!slices.ContainsFunc(m.Content.Parts, func(p Part) bool { return p.ToolInvocation != nil })
+	})
 }

@@ -49,6 +49,27 @@ func TestRetryAfterProviderError(t *testing.T) {
 	if _, err := rt.Retry(t.Context(), th.ID); !errors.Is(err, agentcore.ErrNothingToRetry) {
 		t.Fatalf("retry after a good reply: %v, want ErrNothingToRetry", err)
 	}
+	if ms[1].Content.Metadata["retried"] != true {
+		t.Fatalf("the failed reply is not marked retried: %v", ms[1].Content.Metadata)
+	}
+
+	// Nor does any later turn show the model the failed attempt.
+	srv.Push(scripted.Reply{Text: "More."})
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go on"}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, rt, th.ID)
+	reqs = srv.Requests()
+	var roles []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if strings.Contains(m.Content, "half an answer") {
+			t.Fatal("a later turn was sent the failed reply")
+		}
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, ","); !strings.HasSuffix(got, "user,assistant,user") {
+		t.Fatalf("a later turn's model input: %s", got)
+	}
 }
 
 // A stopped reply can be retried too; a busy thread, an empty one and an

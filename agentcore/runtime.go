@@ -460,6 +460,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	// Queued messages reach the model through the run's signals, in the
 	// order they were sent, not from the history.
 	history = slices.DeleteFunc(history, func(m Message) bool { return m.Status == StatusQueued })
+	history = modelHistory(history)
 	// The store is written from a goroutine of its own: a slow disk must
 	// never delay a token on its way to the screen.
 	dirty, stop, flushed := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})

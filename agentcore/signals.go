@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -121,7 +120,7 @@ func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarge
 	defer lane.Unlock()
 	sig.AcceptedAt = time.Now().UTC()
 	if rt.liveRun(thread.ID) == nil && len(rt.queued[thread.ID]) == 0 {
-		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig}, "")
+		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
 		if err != nil {
 			return Accepted{}, Signal{}, err
 		}
@@ -197,7 +196,7 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 	case Persist:
 		return rt.persist(ctx, thread, sig)
 	case Wake:
-		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig}, "")
+		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
 		if err != nil {
 			return Accepted{}, Signal{}, err
 		}
@@ -256,10 +255,9 @@ func (rt *Runtime) storeSignal(ctx context.Context, thread Thread, sig Signal, s
 	return nil
 }
 
-// wake starts a run on an idle thread that reads sigs first; the model
-// does not see the message skip (a failed reply being retried). The caller
+// wake starts a run on an idle thread that reads sigs first. The caller
 // holds the thread's lane.
-func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model string, sigs []Signal, skip string) (Run, error) {
+func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model string, sigs []Signal) (Run, error) {
 	if model == "" {
 		model, _ = thread.Metadata["model"].(string)
 	}
@@ -312,9 +310,6 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 	started := l.run
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		history = trimReply(history, l.messageID())
-		if skip != "" {
-			history = slices.DeleteFunc(history, func(m Message) bool { return m.ID == skip })
-		}
 		return agent.Stream(runCtx, history, opts)
 	})
 	return started, nil
@@ -353,7 +348,7 @@ func (rt *Runtime) turnover(l *liveRun, e Event, leftover []Signal) {
 		return
 	}
 	if len(leftover) > 0 {
-		if _, err := rt.wake(ctx, thread, l.agent, "", leftover, ""); err != nil {
+		if _, err := rt.wake(ctx, thread, l.agent, "", leftover); err != nil {
 			rt.Log.Error("wake for late signals", "thread", threadID, "err", err)
 			rt.keep(threadID, leftover)
 		}
@@ -369,7 +364,7 @@ func (rt *Runtime) turnover(l *liveRun, e Event, leftover []Signal) {
 	} else {
 		rt.queued[threadID] = queue[1:]
 	}
-	if _, err := rt.wake(ctx, thread, next.agent, next.model, []Signal{next.sig}, ""); err != nil {
+	if _, err := rt.wake(ctx, thread, next.agent, next.model, []Signal{next.sig}); err != nil {
 		// Nothing runs the rest of the queue either (Parley may be
 		// quitting): all of it is kept as sent, for the next run to read.
 		rt.Log.Error("start a queued turn", "thread", threadID, "err", err)

@@ -109,7 +109,9 @@ type Message struct {
 	Hit    bool   // the message a search opened the chat on: highlighted briefly
 	Badge  string // a user message sent while the agent worked: "Queued — …"
 	// CanEdit: the message waits unread and can be taken back to edit.
-	CanEdit  bool
+	CanEdit bool
+	// Retried: a failed or stopped reply answered again (Retry).
+	Retried  bool
 	ThreadID string
 	// Unsend: the message waits unread and can be taken back to edit.
 	Unsend string // its thread id, when it can

@@ -184,8 +184,7 @@ func TestProviderErrorShownAndThreadUsable(t *testing.T) {
 }
 
 // A failed reply offers Retry (say, once the key is mended): a new reply
-// follows it, the failed one stays, and Retry goes from the failed reply
-// once it is no longer the last.
+// follows it, and the failed one stays, dimmed, without Retry.
 func TestRetryFailedReply(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
@@ -199,7 +198,11 @@ func TestRetryFailedReply(t *testing.T) {
 	p.Model.Push(scripted.Reply{Text: "The design, in short: one core, two shells."})
 	pg.MustElement(`#messages .msg-assistant[data-status=error] .msg-retry`).MustClick()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('one core, two shells')`)
-	waitJS(t, pg, `() => getComputedStyle(`+failed+`.querySelector('.msg-retry')).display === 'none'`)
+	waitJS(t, pg, `() => `+failed+`.classList.contains('msg-retried') && `+failed+`.querySelector('.msg-note')?.innerText === 'Answered again below' && !`+failed+`.querySelector('.msg-retry')`)
+	if order := evalString(pg, `() => [...document.querySelectorAll('#messages > article')].map(a => a.dataset.status).join(',')`); order != "complete,error,complete" {
+		t.Fatalf("the chat reads %s, want the question, the failed reply, the new one", order)
+	}
+	pg.MustScreenshot(artifact("retry-done.png"))
 	ms := p.messages(id)
 	if len(ms) != 3 || ms[1].Status != agentcore.StatusError || ms[2].Status != agentcore.StatusComplete {
 		t.Fatalf("after the retry the thread holds %d messages: %v", len(ms), ms)

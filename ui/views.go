@@ -122,12 +122,19 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 		} else {
 			v.Note = "Interrupted — Parley stopped while this reply was being written"
 		}
-	case agentcore.StatusStreaming:
-		if !(running && live.MessageID == m.ID) {
-			// Stored as streaming but no run writes it: the run ended a
-			// moment ago; the final write is on its way.
-			v.Status = string(agentcore.StatusComplete)
+	}
+	if meta["retried"] == true {
+		v.Retried = true
+		if v.Note == "" {
+			v.Note = "Answered again below"
+		} else {
+			v.Note += " · answered again below"
 		}
+	}
+	if m.Status == agentcore.StatusStreaming && !(running && live.MessageID == m.ID) {
+		// Stored as streaming but no run writes it: the run ended a moment
+		// ago; the final write is on its way.
+		v.Status = string(agentcore.StatusComplete)
 	}
 	return v
 }
