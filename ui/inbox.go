@@ -185,7 +185,8 @@ func (s *Server) inbox(ctx context.Context) (components.Inbox, error) {
 	return in, nil
 }
 
-// runSuperseded: a later run on the thread finished, so the failure is
+// runSuperseded: a later reply on the thread (a retry, or the answer to a
+// new message; finished, failed or still being written) makes the failure
 // history, not something that needs the user.
 func (s *Server) runSuperseded(ctx context.Context, failed agentcore.Run) bool {
 	msgs, err := s.rt.Store.ListMessages(ctx, failed.ThreadID, agentcore.MessageQuery{Limit: 1, Last: true})
@@ -193,7 +194,7 @@ func (s *Server) runSuperseded(ctx context.Context, failed agentcore.Run) bool {
 		return false
 	}
 	last := msgs[0]
-	return last.RunID != "" && last.RunID != failed.ID && last.Status == agentcore.StatusComplete
+	return last.Role == agentcore.RoleAssistant && last.RunID != "" && last.RunID != failed.ID
 }
 
 func isNoNotes(err error) bool { return errors.Is(err, agentcore.ErrNoNotifications) }

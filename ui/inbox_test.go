@@ -89,6 +89,23 @@ func TestInboxListsFailedRunsAndSetsAside(t *testing.T) {
 	}
 }
 
+// A failure retried lists no more; if the retry fails too, only it does.
+func TestInboxFailedRetryListsOnce(t *testing.T) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	e.model.Push(scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"first failure"}}`},
+		scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"second failure"}}`})
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"go","threadId":"`+th+`"}`, 200)
+	waitThread(t, e, th)
+	resp := e.send("POST", "/t/"+th+"/retry", "")
+	resp.Body.Close()
+	waitThread(t, e, th)
+	page := e.inboxPage()
+	if count(page) != "1" || strings.Contains(page, "first failure") || !strings.Contains(page, "second failure") {
+		t.Fatalf("after a failed retry: count %s\n%s", count(page), page)
+	}
+}
+
 func TestInboxNotificationsAndFocus(t *testing.T) {
 	e := newAPIEnv(t, func(a *agentcore.Agent) {
 		a.DeliveryPolicy = &agentcore.DeliveryPolicy{Default: &agentcore.Decision{Action: agentcore.NotifyPersist}}
