@@ -235,7 +235,7 @@ func TestQueuedMessageStartsNextRun(t *testing.T) {
 
 // A tool call waiting for approval is allowed from the inbox on another
 // page; the file is written and the run goes on. A failed run is listed
-// until dismissed.
+// until dismissed, or retried from there.
 func TestInboxApprovesToolCall(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
@@ -265,6 +265,15 @@ func TestInboxApprovesToolCall(t *testing.T) {
 	sendMsg(t, pg, "again")
 	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed] .inbox-title')?.innerText.includes('overloaded')`)
 	home.MustElement(`#inbox-list .inbox-item[data-kind=failed] .inbox-dismiss`).MustClick()
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed]') === null && document.querySelector('#inbox-count') === null`)
+
+	// Or retried from there: the chat gets its answer, the inbox lets go.
+	p.Model.Push(scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"the model is overloaded again"}}`},
+		scripted.Reply{Text: "Answered on the second try."})
+	sendMsg(t, pg, "once more")
+	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed] .inbox-title')?.innerText.includes('overloaded again')`)
+	home.MustElement(`#inbox-list .inbox-item[data-kind=failed] .inbox-retry`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Answered on the second try.')`)
 	waitJS(t, home, `() => document.querySelector('#inbox-list .inbox-item[data-kind=failed]') === null && document.querySelector('#inbox-count') === null`)
 }
 
