@@ -111,7 +111,9 @@ type Message struct {
 	// CanEdit: the message waits unread and can be taken back to edit.
 	CanEdit bool
 	// Retried: a failed or stopped reply answered again (Retry).
-	Retried  bool
+	Retried bool
+	// HasText: the reply has text to copy.
+	HasText  bool
 	ThreadID string
 	// Unsend: the message waits unread and can be taken back to edit.
 	Unsend string // its thread id, when it can
@@ -323,4 +325,10 @@ type SignalLine struct {
 	Label    string
 	Text     string
 	Priority string // notifications
+}
+
+// MessageTextURL is where a message's text (a reply's Markdown) is read
+// from, for its Copy button.
+func MessageTextURL(threadID, messageID string) string {
+	return "/t/" + threadID + "/messages/" + messageID + "/text"
 }

@@ -213,6 +213,36 @@ func TestRetryFailedReply(t *testing.T) {
 	}
 }
 
+// Copy on a reply puts its Markdown on the clipboard, as written.
+func TestCopyReply(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	const reply = "**Bold** and `code`:\n\n- one\n- two"
+	p.Model.Push(scripted.Reply{Text: reply})
+	pg := p.page("/t/" + id)
+	if err := (proto.BrowserGrantPermissions{BrowserContextID: pg.Browser().BrowserContextID, Origin: p.URL,
+		Permissions: []proto.BrowserPermissionType{proto.BrowserPermissionTypeClipboardReadWrite, proto.BrowserPermissionTypeClipboardSanitizedWrite}}).Call(pg.Browser()); err != nil {
+		t.Fatal(err)
+	}
+	sendMsg(t, pg, "format something")
+	last := `[...document.querySelectorAll('#messages .msg-assistant')].pop()`
+	waitJS(t, pg, `() => `+last+`.dataset.status === 'complete' && `+last+`.querySelector('.msg-copy') !== null`)
+	if evalString(pg, `() => [...document.querySelectorAll('#messages .msg-user .msg-copy')].length + ''`) != "0" {
+		t.Fatal("the user's own message offers Copy")
+	}
+	pg.MustElement("#messages .msg-assistant").MustHover()
+	pg.MustScreenshot(artifact("copy-reply.png"))
+	pg.MustElement("#messages .msg-assistant .msg-copy").MustClick()
+	waitJS(t, pg, `() => `+last+`.querySelector('.msg-copy').innerText === 'Copied'`)
+	got, err := pg.Eval(`async () => await navigator.clipboard.readText()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value.String() != reply {
+		t.Fatalf("the clipboard holds %q, want the reply's Markdown %q", got.Value.String(), reply)
+	}
+}
+
 // The sidebar: new chat, rename, pin and delete, as a person uses them.
 func TestSidebarRenamePinDelete(t *testing.T) {
 	p := startParley(t)

@@ -227,3 +227,30 @@ func TestInboxSeenAll(t *testing.T) {
 		t.Fatalf("seen notifications: %d, %v; want 204", len(ns), err)
 	}
 }
+
+// A reply's text is served as stored, for its Copy button; only from its
+// own chat.
+func TestMessageText(t *testing.T) {
+	e := newAPIEnv(t)
+	th, other := e.thread(), e.thread()
+	e.model.Push(scripted.Reply{Text: "**Bold** and `code`"})
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"hello","threadId":"`+th+`"}`, 200)
+	waitThread(t, e, th)
+	msgs := get(e.call("GET", "/api/memory/threads/"+th+"/messages", "", 200), "messages").([]any)
+	reply, _ := msgs[len(msgs)-1].(map[string]any)["id"].(string)
+	for path, want := range map[string]struct {
+		status int
+		body   string
+	}{
+		"/t/" + th + "/messages/" + reply + "/text":    {200, "**Bold** and `code`"},
+		"/t/" + other + "/messages/" + reply + "/text": {404, "is not in chat " + other},
+		"/t/" + th + "/messages/nope/text":             {404, "not found"},
+	} {
+		resp := e.send("GET", path, "")
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want.status || !strings.Contains(string(raw), want.body) {
+			t.Errorf("GET %s: %d %q, want %d with %q", path, resp.StatusCode, raw, want.status, want.body)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -188,6 +189,22 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 		msg = "Not retried: " + err.Error()
 	}
 	_ = datastar.NewSSE(w, r).PatchElementTempl(components.ComposerError(msg))
+}
+
+// messageText answers a message's text as stored (a reply's Markdown), for
+// the Copy button.
+func (s *Server) messageText(w http.ResponseWriter, r *http.Request) {
+	m, err := s.rt.Store.GetMessage(r.Context(), r.PathValue("msg"))
+	if err == nil && m.ThreadID != r.PathValue("id") {
+		err = fmt.Errorf("message %s is not in chat %s: %w", m.ID, r.PathValue("id"), agentcore.ErrNotFound)
+	}
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = io.WriteString(w, m.Content.Text())
 }
 
 // stopWait bounds how long a Stop request waits for the run to wind down;

@@ -123,6 +123,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /inbox/focus", s.inboxFocus)
 	mux.HandleFunc("POST /t/{id}/stop", s.stopRun)
 	mux.HandleFunc("POST /t/{id}/retry", s.retry)
+	mux.HandleFunc("GET /t/{id}/messages/{msg}/text", s.messageText)
 	mux.HandleFunc("POST /t/{id}/rename", s.rename)
 	mux.HandleFunc("POST /t/{id}/pin", s.pin)
 	mux.HandleFunc("POST /t/{id}/model", s.setModel)

@@ -110,6 +110,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 		v.Model = live.Run.Model
 	}
 	v.Usage = messageUsage(m.Content, v.Model)
+	v.HasText = strings.TrimSpace(text) != ""
 	switch m.Status {
 	case agentcore.StatusError:
 		v.Error, _ = meta["error"].(string)

@@ -152,13 +152,9 @@ document.addEventListener("submit", (e) => {
   if (msg && !confirm(msg)) e.preventDefault();
 }, true);
 
-// Copy buttons on code blocks.
-document.addEventListener("click", async (e) => {
-  const btn = e.target.closest?.("button.copy");
-  if (!btn) return;
-  const pre = btn.closest(".code")?.querySelector("pre");
-  if (!pre) return;
-  const text = pre.innerText;
+// Copy buttons: on code blocks (the code as shown) and on replies (their
+// Markdown, read from the server).
+async function copyText(text) {
   try {
     await navigator.clipboard.writeText(text);
   } catch {
@@ -168,6 +164,39 @@ document.addEventListener("click", async (e) => {
     ta.select();
     document.execCommand("copy");
     ta.remove();
+  }
+}
+
+async function replyText(src) {
+  const res = await fetch(src);
+  if (!res.ok) throw new Error((await res.text()).trim() || res.statusText);
+  return res.text();
+}
+
+document.addEventListener("click", async (e) => {
+  const btn = e.target.closest?.("button.copy, button.msg-copy");
+  if (!btn) return;
+  if (btn.classList.contains("msg-copy")) {
+    const text = replyText(btn.dataset.src); // asked for within the click
+    try {
+      try {
+        // WebKit lets a click put on the clipboard what arrives later
+        // only this way; Chromium takes it too.
+        await navigator.clipboard.write([new ClipboardItem({
+          "text/plain": text.then((t) => new Blob([t], { type: "text/plain" })),
+        })]);
+      } catch {
+        await copyText(await text);
+      }
+    } catch (err) {
+      btn.textContent = "Not copied";
+      btn.title = err.message;
+      return;
+    }
+  } else {
+    const text = btn.closest(".code")?.querySelector("pre")?.innerText;
+    if (text === undefined) return;
+    await copyText(text);
   }
   btn.textContent = "Copied";
   setTimeout(() => (btn.textContent = "Copy"), 1200);
