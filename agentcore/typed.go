@@ -1,10 +1,13 @@
 package agentcore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,7 +31,11 @@ func NewTool[I, O any](id, description string, execute func(ctx context.Context,
 		Execute: func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error) {
 			var in I
 			if err := json.Unmarshal(input, &in); err != nil {
-				return nil, fmt.Errorf("decode input: %w", err)
+				// JSON Schema takes 1.0 and 1e2 for integers; encoding/json
+				// does not. Spelled as integers, they decode.
+				if plain, ok := integralNumbers(input); !ok || json.Unmarshal(plain, &in) != nil {
+					return nil, fmt.Errorf("decode input: %w", err)
+				}
 			}
 			return execute(ctx, in, tc)
 		},
@@ -102,6 +109,14 @@ func schemaFor(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 			if e := f.Tag.Get("enum"); e != "" {
 				p["enum"] = strings.Split(e, ",")
 			}
+			for _, k := range []string{"minimum", "maximum", "minLength"} {
+				if v := f.Tag.Get(k); v != "" {
+					if _, err := strconv.ParseFloat(v, 64); err != nil {
+						panic(fmt.Sprintf("agentcore.SchemaOf: %s.%s: %s:%q is not a number", t, f.Name, k, v))
+					}
+					p[k] = json.Number(v)
+				}
+			}
 			props[name] = p
 			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") && f.Type.Kind() != reflect.Pointer {
 				required = append(required, name)
@@ -110,4 +125,50 @@ func schemaFor(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 		return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
 	}
 	return map[string]any{}
+}
+
+// integralNumbers rewrites the numbers in doc that are whole but not
+// spelled as integers (1.0, 1e2) as integers; ok is false when there are
+// none, or doc is not JSON.
+func integralNumbers(doc json.RawMessage) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		case json.Number:
+			if _, err := x.Int64(); err == nil {
+				return x
+			}
+			if _, exp, found := strings.Cut(strings.ToLower(string(x)), "e"); found {
+				if e, err := strconv.Atoi(exp); err != nil || e < -400 || e > 400 {
+					return x // far out of any integer's range; and 1e999999999 would take long to expand
+				}
+			}
+			if r, ok := new(big.Rat).SetString(string(x)); ok && r.IsInt() && r.Num().BitLen() <= 63 {
+				changed = true
+				return json.Number(r.Num().String())
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
 }
