@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"parley/agentcore"
 )
@@ -13,7 +14,10 @@ import (
 // transaction: every thread and message, or nothing.
 //
 // Ids are kept when they are free, so a file exported from one Parley and
-// imported into another comes back with the same ids. When the thread's id
+// imported into another comes back with the same ids. Ids Parley would not
+// accept from its API (not agentcore.ValidID) are replaced first, each by
+// a new one (ThreadImport.ReissueIDs): they end up in URLs and the page.
+// When the thread's id
 // or any of its message ids is already taken (the same file imported twice),
 // that thread and all its messages get new ids. Messages take Seq from their
 // position; their thread and resource are the thread's; a message stored as
@@ -39,6 +43,8 @@ func (db *DB) ImportThreads(ctx context.Context, in []agentcore.ThreadImport) ([
 }
 
 func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (agentcore.Thread, error) {
+	imp.Messages = slices.Clone(imp.Messages) // ReissueIDs writes them: the caller's stay as given
+	imp.ReissueIDs()
 	t := imp.Thread
 	fresh, err := idsTaken(ctx, tx, imp)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,65 @@ func TestImportThreadsStatuses(t *testing.T) {
 	raw, _ := json.Marshal(m.Content.Metadata)
 	if string(raw) != `{"usage":{"inputTokens":5}}` {
 		t.Fatalf("metadata %s", raw)
+	}
+}
+
+// hostileIDs are ids an attacker would put in a shared file: each breaks
+// out of a JavaScript string, an HTML attribute, a script element or a URL
+// path if used unescaped.
+var hostileIDs = []string{
+	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
+	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
+}
+
+// A file whose thread, message and tool call ids Parley would not accept
+// from its API is stored with new ones, each valid; the messages are the
+// thread's, and a tool call keeps one id across its parts.
+func TestImportThreadsReplacesInvalidIDs(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for i, bad := range hostileIDs {
+		good := "ok" + strconv.Itoa(i)
+		imp := importSample(good, "question", "answer")
+		imp.Thread.ID = bad
+		imp.Messages[0].ID = bad + "m"
+		imp.Messages[0].ThreadID = bad
+		imp.Messages[1].ThreadID = bad
+		imp.Messages[1].Content.Parts = append(imp.Messages[1].Content.Parts,
+			agentcore.Part{Type: "tool-invocation", ToolInvocation: &agentcore.ToolInvocation{State: "result", ToolCallID: bad, ToolName: "view", Args: json.RawMessage(`{}`), Result: json.RawMessage(`"x"`)}},
+			agentcore.Part{Type: "step-start"},
+			agentcore.Part{Type: "tool-invocation", ToolInvocation: &agentcore.ToolInvocation{State: "suspended", ToolCallID: bad, ToolName: "ask_user", Args: json.RawMessage(`{}`)}})
+		got, err := db.ImportThreads(ctx, []agentcore.ThreadImport{imp})
+		if err != nil {
+			t.Fatalf("id %d: %v", i, err)
+		}
+		id := got[0].ID
+		if !agentcore.ValidID(id) {
+			t.Fatalf("id %d: the thread was stored as %.40q", i, id)
+		}
+		msgs, err := db.ListMessages(ctx, id, agentcore.MessageQuery{})
+		if err != nil || len(msgs) != 2 {
+			t.Fatalf("id %d: thread %s has %d messages (%v), want 2", i, id, len(msgs), err)
+		}
+		if msgs[1].ID != good+"-mb" {
+			t.Errorf("id %d: the valid message id became %q", i, msgs[1].ID)
+		}
+		for _, m := range msgs {
+			if !agentcore.ValidID(m.ID) || m.ThreadID != id {
+				t.Fatalf("id %d: message %.40q of thread %.40q, want a valid id of thread %s", i, m.ID, m.ThreadID, id)
+			}
+		}
+		parts := msgs[1].Content.Parts
+		a, b := parts[len(parts)-3].ToolInvocation, parts[len(parts)-1].ToolInvocation
+		if !agentcore.ValidID(a.ToolCallID) || a.ToolCallID != b.ToolCallID {
+			t.Fatalf("id %d: the tool call was stored as %.40q and %.40q, want one valid id", i, a.ToolCallID, b.ToolCallID)
+		}
+		if imp.Thread.ID != bad || imp.Messages[0].ID != bad+"m" {
+			t.Fatalf("id %d: ImportThreads changed the caller's import", i)
+		}
+	}
+	var n int
+	if err := db.reader.QueryRow(`SELECT count(*) FROM messages WHERE id GLOB '*[^A-Za-z0-9_-]*' OR thread_id GLOB '*[^A-Za-z0-9_-]*'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d stored messages with an invalid id (%v)", n, err)
 	}
 }

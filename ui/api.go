@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"parley/agentcore"
@@ -251,12 +250,10 @@ func (s *Server) apiAgent(id string) (*agentcore.Agent, error) {
 	return a, nil
 }
 
-// threadIDPattern limits the thread ids a client may choose: they end up in
-// URLs (/t/<id>) and DOM ids unescaped.
-var threadIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
-
+// checkThreadID limits the thread ids a client may choose: they end up in
+// URLs (/t/<id>) and DOM ids (agentcore.ValidID).
 func checkThreadID(id string) error {
-	if !threadIDPattern.MatchString(id) {
+	if !agentcore.ValidID(id) {
 		return badRequest("threadId %q: use 1 to 128 letters, digits, '-' or '_'", id)
 	}
 	return nil

@@ -142,7 +142,11 @@ type imported struct {
 	Kind    exchange.Kind    `json:"kind"`
 	Threads []importedThread `json:"threads"`
 	Skipped int              `json:"skipped"` // conversations with nothing to import
-	stored  []agentcore.Thread
+	// ReplacedIDs counts the file's ids Parley does not accept (see
+	// agentcore.ValidID), replaced by new ones; Note says so in words.
+	ReplacedIDs int    `json:"replacedIds,omitempty"`
+	Note        string `json:"note,omitempty"`
+	stored      []agentcore.Thread
 }
 
 type importedThread struct {
@@ -165,7 +169,10 @@ func (s *Server) importData(ctx context.Context, data []byte) (imported, error) 
 	if err != nil {
 		return imported{}, fmt.Errorf("not imported: %w", err)
 	}
-	out := imported{Kind: res.Kind, Skipped: res.Skipped, stored: stored}
+	out := imported{Kind: res.Kind, Skipped: res.Skipped, ReplacedIDs: res.ReplacedIDs, stored: stored}
+	if n := res.ReplacedIDs; n > 0 {
+		out.Note = fmt.Sprintf("%d %s not valid and %s replaced.", n, plural(n, "id was", "ids were"), plural(n, "was", "were"))
+	}
 	for i, t := range stored {
 		it := importedThread{ID: t.ID, Title: t.Title, Messages: len(res.Threads[i].Messages)}
 		if src := res.Threads[i].Thread.ID; src != "" && src != t.ID {
@@ -246,7 +253,11 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 		_ = sse.PatchElementTempl(components.ImportStatus(sentence(err.Error())+" Nothing was changed.", ""))
 		return
 	}
-	msg := fmt.Sprintf("Imported %d %s. Opening…", len(res.Threads), plural(len(res.Threads), "chat", "chats"))
+	msg := fmt.Sprintf("Imported %d %s. ", len(res.Threads), plural(len(res.Threads), "chat", "chats"))
+	if res.Note != "" {
+		msg += res.Note + " "
+	}
+	msg += "Opening…"
 	_ = sse.PatchElementTempl(components.ImportStatus(msg, components.ThreadURL(newest(res.stored).ID)))
 }
 

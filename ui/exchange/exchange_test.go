@@ -343,3 +343,55 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// hostileIDs are ids an attacker would put in a shared file: each breaks
+// out of a JavaScript string, an HTML attribute, a script element or a URL
+// path if used unescaped.
+var hostileIDs = []string{
+	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
+	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
+}
+
+// A Parley export whose thread, message and tool call ids Parley would not
+// accept is read with those ids replaced (thread and message ids left for
+// the store to issue, tool calls given call_ ids), and Read counts them.
+func TestReadReplacesInvalidIDs(t *testing.T) {
+	for i, bad := range hostileIDs {
+		th, msgs := sampleThread()
+		th.ID = bad
+		for j := range msgs {
+			msgs[j].ThreadID = bad
+		}
+		msgs[0].ID = bad
+		msgs[1].ID = bad + "2"
+		ti := msgs[1].Content.Parts[2].ToolInvocation
+		ti.ToolCallID = bad
+		data, err := JSON(th, msgs, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Read(data)
+		if err != nil {
+			t.Fatalf("id %d: %v", i, err)
+		}
+		if res.ReplacedIDs != 4 {
+			t.Errorf("id %d: ReplacedIDs = %d, want 4 (thread, two messages, a tool call)", i, res.ReplacedIDs)
+		}
+		imp := res.Threads[0]
+		if imp.Thread.ID != "" || imp.Messages[0].ID != "" || imp.Messages[1].ID != "" || imp.Messages[2].ID != "m3" {
+			t.Fatalf("id %d: ids read as thread %.40q, messages %.40q %.40q %q", i, imp.Thread.ID, imp.Messages[0].ID, imp.Messages[1].ID, imp.Messages[2].ID)
+		}
+		got := imp.Messages[1].Content.Parts[2].ToolInvocation.ToolCallID
+		if !agentcore.ValidID(got) || !strings.HasPrefix(got, "call_") {
+			t.Fatalf("id %d: the tool call id was read as %.40q", i, got)
+		}
+		if c2 := imp.Messages[1].Content.Parts[4].ToolInvocation.ToolCallID; c2 != "c2" {
+			t.Fatalf("id %d: a valid tool call id became %q", i, c2)
+		}
+	}
+	th, msgs := sampleThread()
+	data, _ := JSON(th, msgs, t0)
+	if res, err := Read(data); err != nil || res.ReplacedIDs != 0 {
+		t.Fatalf("a file with valid ids: ReplacedIDs %d, %v", res.ReplacedIDs, err)
+	}
+}

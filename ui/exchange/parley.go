@@ -78,6 +78,10 @@ type Result struct {
 	// Skipped counts conversations with nothing to import (ChatGPT: no
 	// user or assistant text).
 	Skipped int
+	// ReplacedIDs counts the thread, message and tool call ids of the file
+	// that Parley does not accept (agentcore.ValidID) and that were
+	// replaced by new ones (agentcore.ThreadImport.ReissueIDs).
+	ReplacedIDs int
 }
 
 // droppedMeta are thread settings an imported file may not set: running
@@ -86,7 +90,9 @@ type Result struct {
 var droppedMeta = []string{"yolo", "workspace"}
 
 // Read reads a Parley export or a ChatGPT conversations.json (or one
-// conversation of it).
+// conversation of it). Ids in the file that Parley would not accept from
+// its API are replaced by new ones, counted in ReplacedIDs: a file is
+// someone else's, and ids end up in URLs and the page.
 func Read(data []byte) (Result, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM some editors write
 	if err := checkText(data); err != nil {
@@ -95,6 +101,18 @@ func Read(data []byte) (Result, error) {
 	if err := checkJSON(data); err != nil {
 		return Result{}, err
 	}
+	res, err := read(data)
+	if err != nil {
+		return Result{}, err
+	}
+	for i := range res.Threads {
+		res.ReplacedIDs += res.Threads[i].ReissueIDs()
+	}
+	return res, nil
+}
+
+// read reads the file by its kind.
+func read(data []byte) (Result, error) {
 	switch first(data) {
 	case '[':
 		return readChatGPT(data)
