@@ -124,9 +124,13 @@ func withTimeout(d time.Duration) WebFetchOption { return func(f *webFetcher) { 
 //
 // It refuses to reach private or reserved addresses (SSRF): a literal IP in
 // the URL, in any notation a URL parser reads as one (0x7f.1, 2130706433,
-// 127.1, [::ffff:127.0.0.1]), localhost names, any host whose DNS answers
-// include a blocked address, and — checked again on the socket itself —
-// any address actually dialled. Each redirect hop is checked the same way.
+// 127.1, [::ffff:127.0.0.1]), an IPv6 address carrying a blocked IPv4 one
+// ([::127.0.0.1], [64:ff9b::7f00:1], [2002:7f00:1::], Teredo), localhost
+// names, any host whose DNS answers include a blocked address, and —
+// checked again on the socket itself — any address actually dialled. Each
+// redirect hop is checked the same way. A name is looked up once per hop
+// and the checked answers are dialled by address, so DNS cannot rebind
+// between the check and the connection.
 // Failures are results for the model; only the caller's cancellation is an
 // error.
 func WebFetchTool(opts ...WebFetchOption) *agentcore.Tool {
@@ -391,14 +395,27 @@ func (f *webFetcher) blocked(ap netip.AddrPort) bool {
 	return blockedAddr(ap.Addr())
 }
 
-// Mastra's blocked ranges (spec §1.4), exactly.
+// Mastra's blocked ranges (spec §1.4), and 100::/64 (RFC 6666,
+// discard-only: nothing legitimate is ever fetched from it).
 var (
 	blockedV4 = mustPrefixes(
 		"0.0.0.0/8", "10.0.0.0/8", "127.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
 		"192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
 		"224.0.0.0/3", // first octet ≥ 224: multicast and reserved
 	)
-	blockedV6 = mustPrefixes("::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8")
+	blockedV6 = mustPrefixes("::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "100::/64")
+)
+
+// IPv6 ranges whose addresses carry an IPv4 address a packet to them may
+// end up at, through the host's own stack or a translator or relay on the
+// way. (IPv4-mapped ::ffff:0:0/96 is unmapped before these are asked.)
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")           // RFC 4291 §2.5.5.1: ::a.b.c.d
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 (SIIT): ::ffff:0:a.b.c.d
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052: the last 32 bits
+	nat64LocalUse  = netip.MustParsePrefix("64:ff9b:1::/48")  // RFC 8215: layout chosen by the network
+	sixToFour      = netip.MustParsePrefix("2002::/16")       // RFC 3056: bits 16-47
+	teredo         = netip.MustParsePrefix("2001::/32")       // RFC 4380: server bits 32-63, client last 32 inverted
 )
 
 func mustPrefixes(ss ...string) []netip.Prefix {
@@ -409,23 +426,58 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 	return ps
 }
 
-// blockedAddr reports whether ip is in a blocked range. An IPv4-mapped
-// IPv6 address is judged by its IPv4 address.
+// blockedAddr reports whether ip is in a blocked range. An IPv6 address
+// that carries an IPv4 address (IPv4-mapped, -compatible or -translated,
+// NAT64, 6to4, Teredo) is blocked as well when that IPv4 address is.
 func blockedAddr(ip netip.Addr) bool {
 	if !ip.IsValid() {
 		return true
 	}
 	ip = ip.WithZone("").Unmap()
-	ranges := blockedV6
 	if ip.Is4() {
-		ranges = blockedV4
+		return inRanges(ip, blockedV4)
 	}
+	if inRanges(ip, blockedV6) {
+		return true
+	}
+	for _, v4 := range embeddedV4(ip) {
+		if inRanges(v4, blockedV4) {
+			return true
+		}
+	}
+	return false
+}
+
+func inRanges(ip netip.Addr, ranges []netip.Prefix) bool {
 	for _, p := range ranges {
 		if p.Contains(ip) {
 			return true
 		}
 	}
 	return false
+}
+
+// embeddedV4 is every IPv4 address the IPv6 address ip carries, nil for
+// one that carries none.
+func embeddedV4(ip netip.Addr) []netip.Addr {
+	b := ip.As16()
+	at := func(i, j, k, l int) netip.Addr { return netip.AddrFrom4([4]byte{b[i], b[j], b[k], b[l]}) }
+	switch {
+	case ipv4Compatible.Contains(ip), ipv4Translated.Contains(ip), nat64WellKnown.Contains(ip):
+		return []netip.Addr{at(12, 13, 14, 15)}
+	case nat64LocalUse.Contains(ip):
+		// The prefix length inside the /48 — and so where the IPv4 address
+		// sits (RFC 6052 §2.2, bits 64-71 skipped) — is the local
+		// network's choice, which we cannot see: every reading is judged,
+		// and one blocked reading refuses the address.
+		return []netip.Addr{at(6, 7, 9, 10), at(7, 9, 10, 11), at(9, 10, 11, 12), at(12, 13, 14, 15)}
+	case sixToFour.Contains(ip):
+		return []netip.Addr{at(2, 3, 4, 5)}
+	case teredo.Contains(ip):
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []netip.Addr{at(4, 5, 6, 7), netip.AddrFrom4(client)}
+	}
+	return nil
 }
 
 // fetchPort is u's port, or its scheme's default.

@@ -408,7 +408,8 @@ func TestWebFetchCallerCancel(t *testing.T) {
 // blocked address is never connected to.
 func TestWebFetchDialerControl(t *testing.T) {
 	f := newWebFetcher()
-	for _, addr := range []string{"127.0.0.1:1", "[::1]:1", "10.0.0.1:80", "[::ffff:127.0.0.1]:1", "169.254.169.254:80"} {
+	for _, addr := range []string{"127.0.0.1:1", "[::1]:1", "10.0.0.1:80", "[::ffff:127.0.0.1]:1", "169.254.169.254:80",
+		"[::127.0.0.1]:1", "[64:ff9b::7f00:1]:1", "[2002:7f00:1::]:1", "[2001:0:4136:e378:8000:63bf:80ff:fffe]:1", "[100::1]:1"} {
 		_, err := f.dialer.DialContext(t.Context(), "tcp", addr)
 		if !errors.Is(err, reasonPrivate) {
 			t.Errorf("dial %s: %v, want the private-address refusal", addr, err)
@@ -428,13 +429,15 @@ func TestWebFetchBlockedRanges(t *testing.T) {
 		"::", "::1", "::ffff:10.0.0.1", "::ffff:127.0.0.1", "::ffff:224.0.0.1",
 		"fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fe80::", "febf:ffff::1", "ff00::", "ff02::1",
 		"fe80::1%eth0",
+		"::2", // IPv4-compatible 0.0.0.2
+		"100::", "100::ffff:ffff:ffff:ffff",
 	}
 	allowed := []string{
 		"1.0.0.0", "9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0", "126.255.255.255", "128.0.0.0",
 		"169.253.255.255", "169.255.0.0", "172.15.255.255", "172.32.0.0", "192.0.1.0", "192.0.3.0",
 		"192.167.255.255", "192.169.0.0", "198.17.255.255", "198.20.0.0", "198.51.99.255", "198.51.101.0",
 		"203.0.112.255", "203.0.114.0", "223.255.255.255", "8.8.8.8",
-		"::2", "::ffff:8.8.8.8", "fbff:ffff::1", "fec0::1", "fe00::1", "2001:4860:4860::8888",
+		"::808:808", "::ffff:8.8.8.8", "100:0:0:1::", "ff::ffff:ffff:ffff:ffff", "fbff:ffff::1", "fec0::1", "fe00::1", "2001:4860:4860::8888",
 	}
 	for _, s := range blocked {
 		if !blockedAddr(netip.MustParseAddr(s)) {
