@@ -24,17 +24,17 @@ type Pager struct {
 }
 
 // OlderURL is where the older loader fetches its page.
-func OlderURL(p Pager) string { return fmt.Sprintf("/t/%s/older?before=%d", p.ThreadID, p.Before) }
+func OlderURL(p Pager) string { return ThreadAction(p.ThreadID, fmt.Sprintf("older?before=%d", p.Before)) }
 
 // NewerURL is where the newer loader fetches its page.
 func NewerURL(p Pager) string {
-	return fmt.Sprintf("/t/%s/newer?after=%d&until=%d", p.ThreadID, p.After, p.Until)
+	return ThreadAction(p.ThreadID, fmt.Sprintf("newer?after=%d&until=%d", p.After, p.Until))
 }
 
 // StreamURL is the chat's stream; opened on a message, the stream's first
 // render shows the same page around it.
 func StreamURL(c Chat) string {
-	u := "/t/" + c.ThreadID + "/stream"
+	u := ThreadAction(c.ThreadID, "stream")
 	if c.Pager.At != "" {
 		u += "?m=" + url.QueryEscape(c.Pager.At)
 	}

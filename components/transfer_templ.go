@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 // ExportURL is where a thread downloads as Markdown ("md") or JSON ("json").
-func ExportURL(threadID, ext string) string { return "/t/" + threadID + "/export." + ext }
+func ExportURL(threadID, ext string) string { return ThreadAction(threadID, "export."+ext) }
 
 // ChatMenu is the chat header's menu: export the thread.
 func ChatMenu(threadID string) templ.Component {

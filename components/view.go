@@ -4,7 +4,6 @@
 package components
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -127,7 +126,19 @@ type Message struct {
 func MsgID(id string) string { return "msg-" + id }
 
 // ThreadURL is the address of a thread.
-func ThreadURL(id string) string { return "/t/" + id }
+func ThreadURL(id string) string { return "/t/" + seg(id) }
+
+// ThreadAction is the address of one of a thread's commands (action is a
+// constant such as "pin" or "send?queue=1").
+func ThreadAction(id, action string) string { return ThreadURL(id) + "/" + action }
+
+// UnsendURL takes a queued or steering message back.
+func UnsendURL(threadID, messageID string) string {
+	return ThreadAction(threadID, "unsend/"+seg(messageID))
+}
+
+// ProviderURL is the address of one of a provider's settings commands.
+func ProviderURL(name, action string) string { return "/settings/providers/" + seg(name) + "/" + action }
 
 // title is what the sidebar and header show for a thread.
 func title(t string) string {
@@ -139,9 +150,8 @@ func title(t string) string {
 
 // chatSignals are the Datastar signals of a chat: the draft, the rename
 // field and the model picker.
-func chatSignals(c Chat) string {
-	b, _ := json.Marshal(map[string]string{"draft": "", "title": "", "path": "", "model": c.Model})
-	return string(b)
+func chatSignals(c Chat) map[string]any {
+	return map[string]any{"draft": "", "title": "", "path": "", "model": c.Model}
 }
 
 // Part is one piece of a reply: rendered text or a tool call.
@@ -218,7 +228,7 @@ type Option struct {
 }
 
 // AnswerURL is where a tool call's answer is posted.
-func AnswerURL(threadID, callID string) string { return "/t/" + threadID + "/answer/" + callID }
+func AnswerURL(threadID, callID string) string { return ThreadAction(threadID, "answer/"+seg(callID)) }
 
 // Field is one argument in a tool card's preview.
 type Field struct {
@@ -330,5 +340,5 @@ type SignalLine struct {
 // MessageTextURL is where a message's text (a reply's Markdown) is read
 // from, for its Copy button.
 func MessageTextURL(threadID, messageID string) string {
-	return "/t/" + threadID + "/messages/" + messageID + "/text"
+	return ThreadAction(threadID, "messages/"+seg(messageID)+"/text")
 }

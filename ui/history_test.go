@@ -122,7 +122,7 @@ func TestThreadOpensOnAMessage(t *testing.T) {
 	if len(hit) != 1 || hit[0][1] != ids[40] {
 		t.Errorf("highlighted: %v, want only message 40", hit)
 	}
-	for _, want := range []string{"/t/" + id + "/older?before=15", "/t/" + id + "/newer?after=64&amp;until=121",
+	for _, want := range []string{"/t/" + id + "/older?before=15", "/t/" + id + "/newer?after=64\\u0026until=121",
 		"/t/" + id + "/stream?m=" + ids[40]} {
 		if !strings.Contains(body, want) {
 			t.Errorf("at 40: no %q", want)
@@ -133,7 +133,7 @@ func TestThreadOpensOnAMessage(t *testing.T) {
 	if code != http.StatusOK || shown(body) != "65-114" {
 		t.Fatalf("newer after 64: %d, shows %s", code, shown(body))
 	}
-	for _, want := range []string{"data: selector #newer", "data: mode replace", "/t/" + id + "/newer?after=114&amp;until=121"} {
+	for _, want := range []string{"data: selector #newer", "data: mode replace", "/t/" + id + "/newer?after=114\\u0026until=121"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("newer after 64: no %q", want)
 		}
@@ -148,7 +148,7 @@ func TestThreadOpensOnAMessage(t *testing.T) {
 
 	// Near the start: what there is before it, and the rest of the page after.
 	if _, body = e.fetch("/t/" + id + "?m=" + ids[3]); shown(body) != "1-50" || strings.Contains(body, `id="older"`) ||
-		!strings.Contains(body, "newer?after=50&amp;until=121") {
+		!strings.Contains(body, "newer?after=50\\u0026until=121") {
 		t.Errorf("at 3: shows %s", shown(body))
 	}
 	// On the latest page: the latest page, highlighted there.

@@ -51,7 +51,7 @@ func TestInboxListsFailedRunsAndSetsAside(t *testing.T) {
 	if count(page) != "1" || !strings.Contains(page, `data-kind="failed"`) || !strings.Contains(page, "model overloaded today") {
 		t.Fatalf("inbox with a failed run: count %s\n%s", count(page), page)
 	}
-	if !strings.Contains(page, `class="btn btn-small btn-send inbox-retry"`) || !strings.Contains(page, `@post(&#39;/t/`+th+`/retry&#39;)`) {
+	if !strings.Contains(page, `class="btn btn-small btn-send inbox-retry"`) || !strings.Contains(page, `@post(&#34;/t/`+th+`/retry&#34;)`) {
 		t.Fatalf("a failed run offers no Retry in its chat:\n%s", page)
 	}
 	i := strings.Index(page, `data-key="run/`)
