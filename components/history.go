@@ -24,7 +24,9 @@ type Pager struct {
 }
 
 // OlderURL is where the older loader fetches its page.
-func OlderURL(p Pager) string { return ThreadAction(p.ThreadID, fmt.Sprintf("older?before=%d", p.Before)) }
+func OlderURL(p Pager) string {
+	return ThreadAction(p.ThreadID, fmt.Sprintf("older?before=%d", p.Before))
+}
 
 // NewerURL is where the newer loader fetches its page.
 func NewerURL(p Pager) string {

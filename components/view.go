@@ -138,7 +138,9 @@ func UnsendURL(threadID, messageID string) string {
 }
 
 // ProviderURL is the address of one of a provider's settings commands.
-func ProviderURL(name, action string) string { return "/settings/providers/" + seg(name) + "/" + action }
+func ProviderURL(name, action string) string {
+	return "/settings/providers/" + seg(name) + "/" + action
+}
 
 // title is what the sidebar and header show for a thread.
 func title(t string) string {
