@@ -46,9 +46,9 @@ const (
 
 // ExecInput is execute_command's input.
 type ExecInput struct {
-	Command string `json:"command" desc:"Shell command to run (/bin/sh -c; cmd.exe /c on Windows)"`
+	Command string `json:"command" minLength:"1" desc:"Shell command to run (/bin/sh -c; cmd.exe /c on Windows)"`
 	Cwd     string `json:"cwd,omitempty" desc:"Directory to run in, relative to the workspace root (default: the root)"`
-	Timeout int    `json:"timeout,omitempty" desc:"Seconds before the command and every process it started are killed (default 30, at most 600)"`
+	Timeout int    `json:"timeout,omitempty" minimum:"0" maximum:"600" desc:"Seconds before the command and every process it started are killed (default 30, at most 600)"`
 }
 
 // ExecOutput is what execute_command returns: the whole output for the

@@ -27,7 +27,7 @@ const (
 type FindFilesInput struct {
 	Pattern    string `json:"pattern,omitempty" desc:"Glob matched against each file's path relative to path: * and ? within a segment, ** for any number of directories, [abc], {ts,tsx}. Default: every file"`
 	Path       string `json:"path,omitempty" desc:"Directory to search in, relative to the workspace root (default: the root)"`
-	MaxResults int    `json:"maxResults,omitempty" desc:"Most paths to return (default 200, at most 5000)"`
+	MaxResults int    `json:"maxResults,omitempty" minimum:"0" maximum:"5000" desc:"Most paths to return (default 200, at most 5000)"`
 }
 
 // FindFilesOutput is what find_files returns.

@@ -16,7 +16,8 @@ type Inbox interface {
 	SetNotificationStatus(ctx context.Context, threadID, id string, s agentcore.NotificationStatus) (agentcore.Notification, error)
 }
 
-// InboxInput is notification-inbox's input (spec §4.7).
+// InboxInput is notification-inbox's input (spec §4.7). Limit is at most
+// 1000: a page the model can read; more would flood its context.
 type InboxInput struct {
 	Action   string `json:"action" enum:"list,read,markSeen,dismiss,archive,search" desc:"What to do: list or search the inbox, read notifications (delivers their full text), or mark one seen, dismissed or archived"`
 	ThreadID string `json:"threadId,omitempty" desc:"The thread whose inbox to use; defaults to the current thread"`
@@ -25,7 +26,7 @@ type InboxInput struct {
 	Priority string `json:"priority,omitempty" enum:"low,medium,high,urgent" desc:"Only notifications with this priority (list, search)"`
 	Source   string `json:"source,omitempty" desc:"Only notifications from this source (list, search)"`
 	Query    string `json:"query,omitempty" desc:"Text to find in summary, kind or source (search)"`
-	Limit    int    `json:"limit,omitempty" desc:"At most this many notifications (list, search)"`
+	Limit    int    `json:"limit,omitempty" minimum:"0" maximum:"1000" desc:"At most this many notifications (list, search)"`
 }
 
 // NotificationInboxTool is the notification-inbox tool: the agent lists,

@@ -34,11 +34,11 @@ const (
 
 // SearchContentInput is the input of the search_content tool.
 type SearchContentInput struct {
-	Pattern       string `json:"pattern" desc:"Go (RE2) regular expression matched against each line"`
+	Pattern       string `json:"pattern" minLength:"1" desc:"Go (RE2) regular expression matched against each line"`
 	Path          string `json:"path,omitempty" desc:"File or directory to search, relative to the workspace root (default: the root)"`
-	ContextLines  int    `json:"contextLines,omitempty" desc:"Lines of context before and after each match (default 0, at most 10)"`
+	ContextLines  int    `json:"contextLines,omitempty" minimum:"0" maximum:"10" desc:"Lines of context before and after each match (default 0, at most 10)"`
 	CaseSensitive *bool  `json:"caseSensitive,omitempty" desc:"Match letter case exactly (default true)"`
-	MaxCount      int    `json:"maxCount,omitempty" desc:"Most matching lines to return, over all files (default 100, at most 1000)"`
+	MaxCount      int    `json:"maxCount,omitempty" minimum:"0" maximum:"1000" desc:"Most matching lines to return, over all files (default 100, at most 1000)"`
 }
 
 // SearchContentOutput is what search_content returns.

@@ -161,7 +161,10 @@ const (
 		`"content":{"type":"string","minLength":1,"description":"New task description in imperative form"},` +
 		`"status":{"type":"string",` + taskStatusEnum + `,"description":"New task status"},` +
 		`"activeForm":{"type":"string","minLength":1,"description":"New present continuous form shown during execution"}` +
-		`},"required":["id"],"additionalProperties":false}`
+		`},"required":["id"],"additionalProperties":false,` +
+		// Mastra's refinement (taskNoFieldToUpdate), so that the schema
+		// refuses what the tool would.
+		`"anyOf":[{"required":["content"]},{"required":["status"]},{"required":["activeForm"]}]}`
 	taskCompleteInputSchema = `{"type":"object","properties":{"id":` + taskIDSchema + `},"required":["id"],"additionalProperties":false}`
 	taskCheckInputSchema    = `{"type":"object","properties":{},"additionalProperties":false}`
 )

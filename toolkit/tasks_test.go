@@ -302,12 +302,20 @@ func TestTaskUpdate(t *testing.T) {
 func TestTaskUpdateNeedsAField(t *testing.T) {
 	e := newTaskEnv(t)
 	e.seed(t, task("a", "A", TaskPending))
-	_, _, err := e.call(t, "task_update", `{"id":"a"}`)
+	// The schema refuses it, naming the fields of which one is needed …
+	err := e.tools["task_update"].ValidateInput(json.RawMessage(`{"id":"a"}`))
+	for _, field := range []string{"content", "status", "activeForm"} {
+		if err == nil || !strings.Contains(err.Error(), "'"+field+"'") {
+			t.Errorf("schema on an update without fields = %v, want it to name %s", err, field)
+		}
+	}
+	// … and so does the tool, called without validation.
+	_, err = e.tools["task_update"].Execute(context.Background(), json.RawMessage(`{"id":"a"}`), e.tc)
 	if err == nil || err.Error() != "Provide at least one field to update." {
 		t.Errorf("update without fields = %v, want the refinement text", err)
 	}
 	// Even without memory: Mastra checks the input before the tool runs.
-	_, _, err = callTask(t, e.tools["task_update"], &agentcore.ToolContext{}, `{"id":"a"}`)
+	_, err = e.tools["task_update"].Execute(context.Background(), json.RawMessage(`{"id":"a"}`), &agentcore.ToolContext{})
 	if err == nil || err.Error() != "Provide at least one field to update." {
 		t.Errorf("update without fields or memory = %v, want the refinement text", err)
 	}
@@ -511,7 +519,7 @@ func TestTaskToolSchemas(t *testing.T) {
 		{"task_write", `{"tasks":[{"content":"A","status":"pending"}]}`, false},
 		{"task_write", `{}`, false},
 		{"task_update", `{"id":"a","status":"completed"}`, true},
-		{"task_update", `{"id":"a"}`, true}, // the missing field is Execute's to report
+		{"task_update", `{"id":"a"}`, false}, // the schema carries the refinement: a bad input is a 400, not a 500
 		{"task_update", `{"status":"completed"}`, false},
 		{"task_update", `{"id":"a","content":""}`, false},
 		{"task_complete", `{"id":"a"}`, true},

@@ -23,11 +23,13 @@ const (
 	viewMaxLineChars = 2000
 )
 
-// ViewInput is the input of the view tool.
+// ViewInput is the input of the view tool. Its schema's maximum for offset
+// and limit is maxFileBytes: a file view reads has no more lines than that
+// (TestToolSchemaLimits keeps them equal).
 type ViewInput struct {
 	Path   string `json:"path" desc:"File or directory to view, relative to the workspace root"`
-	Offset int    `json:"offset,omitempty" desc:"1-based line number to start at (default 1); for a directory, the first entry"`
-	Limit  int    `json:"limit,omitempty" desc:"Number of lines to return (default 2000); for a directory, of entries"`
+	Offset int    `json:"offset,omitempty" minimum:"0" maximum:"10485760" desc:"1-based line number to start at (default 1); for a directory, the first entry"`
+	Limit  int    `json:"limit,omitempty" minimum:"0" maximum:"10485760" desc:"Number of lines to return (default 2000); for a directory, of entries"`
 }
 
 // ViewOutput is what view returns; the model sees only Content and Note.
