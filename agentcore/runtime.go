@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -100,6 +101,9 @@ type liveRun struct {
 	agent  *Agent
 	cancel context.CancelFunc
 	done   chan struct{}
+	// stopped: the user stopped the run (Stop), not a shutdown; what
+	// still waits in its thread closes with it.
+	stopped atomic.Bool
 
 	// pending are signals delivered to the run and not yet read by its
 	// model; guarded by the thread's lane.
@@ -170,53 +174,19 @@ type Sent struct {
 
 // Send stores the user's message and starts a run that answers it. It
 // returns once the run has started; the run's events arrive on the Bus.
+// While a run is in progress it is ErrBusy. While the thread's run waits
+// for the user (a question, a plan, an approval), the message answers the
+// oldest call that takes one (for agents with AutoResumeSuspendedTools):
+// that run goes on, nothing new starts, and Sent.User is empty.
 func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
-	text := strings.TrimSpace(req.Text)
-	if text == "" {
-		return Sent{}, errors.New("the message is empty")
-	}
-	agent, err := rt.Agent(req.AgentID)
+	text, agent, thread, model, err := rt.sendTarget(ctx, req)
 	if err != nil {
 		return Sent{}, err
 	}
-	thread, err := rt.Store.GetThread(ctx, req.ThreadID)
-	if err != nil {
-		return Sent{}, fmt.Errorf("send to thread %s: %w", req.ThreadID, err)
-	}
-	if agent.AutoResumeSuspendedTools {
-		if sent, ok, err := rt.autoResume(ctx, agent, thread, text); ok || err != nil {
-			return sent, err
-		}
-	}
-	model := req.Model
-	if model == "" {
-		model, _ = thread.Metadata["model"].(string)
-	}
-	if model == "" {
-		model = agent.Model
-	}
-
 	lane := rt.lane(thread.ID)
 	lane.Lock()
 	defer lane.Unlock()
-	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
-	if err != nil {
-		return Sent{}, err
-	}
-	sent, err := rt.begin(ctx, thread, agent, l, text)
-	if err != nil {
-		rt.releaseLocked(l)
-		return Sent{}, err
-	}
-	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
-		// The reply being written is the last message; the model must not
-		// see it.
-		for len(history) > 0 && history[len(history)-1].ID == l.messageID() {
-			history = history[:len(history)-1]
-		}
-		return agent.Stream(runCtx, history, opts)
-	})
-	return sent, nil
+	return rt.sendLocked(ctx, thread, agent, model, text)
 }
 
 // reserve claims the thread for a new run; ErrBusy when one is in progress.
@@ -270,6 +240,15 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("resume on thread %s: %w", req.ThreadID, err)
 	}
+	lane := rt.lane(thread.ID)
+	lane.Lock()
+	defer lane.Unlock()
+	return rt.resumeLocked(ctx, thread, req)
+}
+
+// resumeLocked is Resume with the thread's lane held: the call is found,
+// checked and answered, and the run reserved, in one decision.
+func (rt *Runtime) resumeLocked(ctx context.Context, thread Thread, req ResumeRequest) (Run, error) {
 	msg, ti, err := rt.suspended(ctx, thread.ID, req.ToolCallID)
 	if err != nil {
 		return Run{}, err
@@ -297,17 +276,8 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 	if model == "" {
 		model = agent.Model
 	}
-	lane := rt.lane(thread.ID)
-	lane.Lock()
-	defer lane.Unlock()
 	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
 	if err != nil {
-		return Run{}, err
-	}
-	// Checked again under the reservation: a second answer to the same
-	// question must find it answered.
-	if msg, _, err = rt.suspended(ctx, thread.ID, req.ToolCallID); err != nil {
-		rt.releaseLocked(l)
 		return Run{}, err
 	}
 	l.msgID = msg.ID
@@ -339,39 +309,6 @@ func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
 		return agent.Resume(runCtx, history, in, opts)
 	})
 	return started, nil
-}
-
-// autoResume answers the oldest open call that takes a chat message with
-// text; ok is false when no call does (the message starts a new turn).
-func (rt *Runtime) autoResume(ctx context.Context, agent *Agent, thread Thread, text string) (Sent, bool, error) {
-	pending, err := rt.Pending(ctx, thread.ID)
-	if err != nil || len(pending) == 0 {
-		return Sent{}, false, err
-	}
-	tools := agent.toolset()
-	for _, ti := range pending {
-		t := tools[ti.ToolName]
-		if t == nil || t.ResumeFromMessage == nil || ti.Approval {
-			continue
-		}
-		run, err := rt.Resume(ctx, ResumeRequest{ThreadID: thread.ID, ToolCallID: ti.ToolCallID, Data: t.ResumeFromMessage(text)})
-		if err != nil {
-			return Sent{}, true, err
-		}
-		msgs, _ := rt.suspendedMessage(ctx, thread.ID, run)
-		return Sent{Run: run, MessageID: msgs}, true, nil
-	}
-	return Sent{}, false, nil
-}
-
-// suspendedMessage is the reply a resumed run writes.
-func (rt *Runtime) suspendedMessage(ctx context.Context, threadID string, run Run) (string, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if l := rt.live[threadID]; l != nil && l.run.ID == run.ID {
-		return l.messageID(), nil
-	}
-	return "", nil
 }
 
 // ErrBadResume: the answer does not fit what the tool asked for.
@@ -557,6 +494,15 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	defer lane.Unlock()
 	leftover := l.pending
 	l.pending = nil
+	if e.Type == EventAbort && l.stopped.Load() {
+		// Stopped by the user: calls left waiting (the other questions
+		// of a resumed step) end with the run.
+		if history, err := rt.Store.ListMessages(ctx, l.run.ThreadID, MessageQuery{Limit: historyLimit, Last: true}); err == nil {
+			for _, id := range rt.closeWaiting(ctx, history, nil) {
+				rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: l.run.ThreadID, MessageID: id})
+			}
+		}
+	}
 	rt.mu.Lock()
 	delete(rt.live, l.run.ThreadID)
 	rt.mu.Unlock()
@@ -591,21 +537,34 @@ func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string
 	}
 }
 
-// Stop cancels the thread's run in progress; the partial reply is kept and
-// marked interrupted. It reports whether a run was stopped, and returns once
-// the run's final state is written or ctx ends (then ctx.Err() says so; the
-// run still winds down).
+// Stop ends the thread's run: the run in progress is cancelled, its
+// partial reply kept and marked interrupted; a run that waits for the user
+// (a question, a plan, an approval) ends too, its calls closed as stopped.
+// Either way nothing of the run is left waiting. It reports whether a run
+// was stopped, and returns once the run's final state is written or ctx ends
+// (then ctx.Err() says so; the run still winds down).
 func (rt *Runtime) Stop(ctx context.Context, threadID string) bool {
-	rt.mu.Lock()
-	l := rt.live[threadID]
-	rt.mu.Unlock()
+	lane := rt.lane(threadID)
+	lane.Lock()
+	l := rt.liveRun(threadID)
 	if l == nil {
-		return false
+		defer lane.Unlock()
+		return rt.stopWaitingLocked(ctx, threadID)
 	}
+	l.stopped.Store(true)
+	lane.Unlock() // the run needs the lane to let go of the thread
 	l.cancel()
 	select {
 	case <-l.done:
 	case <-ctx.Done():
+		return true
+	}
+	// The run may have suspended just as it was stopped: what it left
+	// waiting ends too.
+	lane.Lock()
+	defer lane.Unlock()
+	if rt.liveRun(threadID) == nil {
+		rt.stopWaitingLocked(ctx, threadID)
 	}
 	return true
 }

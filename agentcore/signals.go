@@ -121,6 +121,11 @@ func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarge
 	sig.AcceptedAt = time.Now().UTC()
 	if rt.liveRun(thread.ID) == nil && len(rt.queued[thread.ID]) == 0 {
 		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
+		if errors.Is(err, ErrWaiting) {
+			// The thread's run waits for the user: it reads the turn
+			// when it goes on, as it would a turn queued behind it.
+			return rt.persist(ctx, thread, sig)
+		}
 		if err != nil {
 			return Accepted{}, Signal{}, err
 		}
@@ -175,12 +180,9 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 		case Persist:
 			return rt.persist(ctx, thread, sig)
 		case Deliver:
-			if !sig.Transient {
-				if err := rt.storeSignal(ctx, thread, sig, StatusQueued); err != nil {
-					return Accepted{}, Signal{}, err
-				}
+			if err := rt.deliverLocked(ctx, thread, l, sig); err != nil {
+				return Accepted{}, Signal{}, err
 			}
-			l.pending = append(l.pending, sig)
 			return Accepted{Action: Deliver, RunID: l.run.ID}, sig, nil
 		default:
 			return Accepted{}, Signal{}, fmt.Errorf("invalid ifActive behavior %q: use deliver, persist or discard", to.IfActive.Behavior)
@@ -197,6 +199,9 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 		return rt.persist(ctx, thread, sig)
 	case Wake:
 		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
+		if errors.Is(err, ErrWaiting) {
+			return rt.toWaiting(ctx, thread, agent, sig)
+		}
 		if err != nil {
 			return Accepted{}, Signal{}, err
 		}
@@ -255,9 +260,39 @@ func (rt *Runtime) storeSignal(ctx context.Context, thread Thread, sig Signal, s
 	return nil
 }
 
-// wake starts a run on an idle thread that reads sigs first. The caller
-// holds the thread's lane.
+// toWaiting routes a signal that would wake a thread whose run waits for
+// the user: a user message answers the waiting call (the run goes on: the
+// signal is delivered to it); anything else, or a message no call takes, is
+// kept in the thread for that run to read when it goes on. The caller holds
+// the thread's lane.
+func (rt *Runtime) toWaiting(ctx context.Context, thread Thread, agent *Agent, sig Signal) (Accepted, Signal, error) {
+	if sig.Type == SignalUser && strings.TrimSpace(sig.Contents) != "" {
+		calls, err := rt.waitingCalls(ctx, thread.ID)
+		if err != nil {
+			return Accepted{}, Signal{}, err
+		}
+		if len(calls) > 0 {
+			run, _, err := rt.answerLocked(ctx, thread, agent, calls, sig.Contents)
+			if err == nil {
+				return Accepted{Action: Deliver, RunID: run.ID}, sig, nil
+			}
+			if !errors.Is(err, ErrWaiting) {
+				return Accepted{}, Signal{}, err
+			}
+		}
+	}
+	return rt.persist(ctx, thread, sig)
+}
+
+// wake starts a run on an idle thread that reads sigs first; ErrWaiting
+// when the thread's run waits for the user. The caller holds the thread's
+// lane.
 func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model string, sigs []Signal) (Run, error) {
+	if calls, err := rt.waitingCalls(ctx, thread.ID); err != nil {
+		return Run{}, err
+	} else if len(calls) > 0 {
+		return Run{}, fmt.Errorf("%w (%s %s)", ErrWaiting, calls[0].ToolName, calls[0].ToolCallID)
+	}
 	if model == "" {
 		model, _ = thread.Metadata["model"].(string)
 	}
