@@ -134,19 +134,14 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	}
 	threadID := r.PathValue("id")
 	var err error
-	_, busy := s.rt.Live(threadID)
-	switch {
-	case r.URL.Query().Get("queue") == "1":
+	if r.URL.Query().Get("queue") == "1" {
 		// After the reply being written (and any turn queued before).
 		_, _, err = s.rt.QueueMessage(r.Context(), sig.Draft, agentcore.SignalTarget{ThreadID: threadID})
-	case busy:
-		// Now: the agent reads it at its next step, in this run.
-		_, _, err = s.rt.SendMessage(r.Context(), sig.Draft, nil, agentcore.SignalTarget{ThreadID: threadID})
-	default:
-		_, err = s.rt.Send(r.Context(), agentcore.SendRequest{ThreadID: threadID, Text: sig.Draft})
-		if errors.Is(err, agentcore.ErrBusy) { // a run started meanwhile
-			_, _, err = s.rt.SendMessage(r.Context(), sig.Draft, nil, agentcore.SignalTarget{ThreadID: threadID})
-		}
+	} else {
+		// The runtime decides, under the chat's lane: read by the run in
+		// progress at its next step, the answer to the call its run waits
+		// on (an approval is denied with it as the reason), or a new run.
+		_, err = s.rt.Say(r.Context(), agentcore.SendRequest{ThreadID: threadID, Text: sig.Draft})
 	}
 	msg := ""
 	if err != nil {

@@ -168,7 +168,7 @@ func statusOf(err error) int {
 		return ae.status
 	case errors.Is(err, agentcore.ErrNotFound), errors.Is(err, agentcore.ErrNotSuspended):
 		return http.StatusNotFound
-	case errors.Is(err, agentcore.ErrBusy), errors.Is(err, agentcore.ErrNothingToRetry):
+	case errors.Is(err, agentcore.ErrBusy), errors.Is(err, agentcore.ErrWaiting), errors.Is(err, agentcore.ErrNothingToRetry):
 		return http.StatusConflict
 	case errors.Is(err, agentcore.ErrClosed), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
