@@ -19,10 +19,14 @@ const shortcutActions = {
     if (!box) return false;
     box.focus();
   },
-  // Esc answers "skip" to an open question, else stops the reply.
+  // Esc answers "skip" to an open question, else denies the approval that
+  // waits (with the reason typed, if any), else stops the reply (or the
+  // run that waits on a plan).
   "stop": (e) => {
     const q = e.target.closest?.("[data-question]") || document.querySelector("[data-question]");
     if (q) return clickOrFalse(q.querySelector(".q-skip"));
+    const deny = (e.target.closest?.("[data-approval]") || document.querySelector("[data-approval]"))?.querySelector(".approval-deny");
+    if (deny) return deny.requestSubmit();
     return clickOrFalse(document.getElementById("stop"));
   },
   "toggle-mode": () => clickOrFalse(document.querySelector("#mode-switch .mode:not(.active)")),
