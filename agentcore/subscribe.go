@@ -57,8 +57,8 @@ func (s *ThreadSubscription) ActiveRunID() string {
 	return ""
 }
 
-// Abort stops the thread's run in progress and waits until its final state
-// is written; it reports whether there was one.
+// Abort stops the thread's run — in progress, or waiting for the user — and
+// waits until its final state is written; it reports whether there was one.
 func (s *ThreadSubscription) Abort() bool { return s.rt.Stop(context.Background(), s.threadID) }
 
 // Unsubscribe stops following the thread without stopping its run.
