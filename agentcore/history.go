@@ -68,8 +68,9 @@ func assistantTurns(c Content) []llm.Message {
 			if ti.ProviderExecuted {
 				continue // the provider ran it; the answer that followed stands on its own
 			}
-			calls = append(calls, llm.ToolCall{ID: ti.ToolCallID, Name: ti.ToolName, Input: args, Signature: ti.Signature})
-			r := llm.ToolResult{CallID: ti.ToolCallID, Name: ti.ToolName, Output: ti.ModelOutput, IsError: ti.IsError}
+			id := sendID(ti.ToolCallID, ti.ProviderCallID) // the provider's own id goes back to it
+			calls = append(calls, llm.ToolCall{ID: id, Name: ti.ToolName, Input: args, Signature: ti.Signature})
+			r := llm.ToolResult{CallID: id, Name: ti.ToolName, Output: ti.ModelOutput, IsError: ti.IsError}
 			switch ti.State {
 			case "result":
 			case "suspended":
@@ -126,7 +127,7 @@ func (b *contentBuilder) apply(e Event) bool {
 		}
 		b.calls[e.ToolCallID] = len(b.parts)
 		b.parts = append(b.parts, Part{Type: "tool-invocation", ToolInvocation: &ToolInvocation{
-			State: "partial-call", ToolCallID: e.ToolCallID, ToolName: e.ToolName, Step: e.Step,
+			State: "partial-call", ToolCallID: e.ToolCallID, ProviderCallID: e.ProviderCallID, ToolName: e.ToolName, Step: e.Step,
 		}})
 		return true
 	case EventToolCallDelta:
@@ -144,6 +145,7 @@ func (b *contentBuilder) apply(e Event) bool {
 		if i, ti := b.call(e.ToolCallID); ti != nil {
 			ti.State, ti.Args, ti.ProviderExecuted = "call", e.Args, e.ProviderExecuted
 			ti.Signature = cmp.Or(e.Signature, ti.Signature)
+			ti.ProviderCallID = cmp.Or(e.ProviderCallID, ti.ProviderCallID)
 			delete(b.text, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
 			return true

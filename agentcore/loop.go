@@ -32,6 +32,9 @@ type run struct {
 	active map[string]bool // nil: every tool
 	usage  Usage
 	spec   string // the model's provider/model
+	// callIDs are the tool call ids of the thread, so that no two calls
+	// share one (see callID).
+	callIDs map[string]bool
 }
 
 // emit hands e to the consumer; it reports false once the consumer is gone.
@@ -51,6 +54,7 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 	if !ok {
 		return
 	}
+	r.callIDs = threadCallIDs(messages)
 	r.loop(ctx, model, r.prompt(messages), 1)
 }
 
@@ -80,7 +84,8 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 		r.emit(Event{Type: EventError, Error: fmt.Sprintf("%s: %s", ErrNotSuspended, in.ToolCallID)})
 		return
 	}
-	c := &call{id: ti.ToolCallID, name: ti.ToolName, tool: r.resolve(ti.ToolName), input: ti.Args, resume: in.Data}
+	r.callIDs = threadCallIDs(messages)
+	c := &call{id: ti.ToolCallID, providerID: ti.ProviderCallID, name: ti.ToolName, tool: r.resolve(ti.ToolName), input: ti.Args, resume: in.Data}
 	if ti.Approval {
 		var d ApprovalDecision
 		if err := json.Unmarshal(in.Data, &d); err != nil {
@@ -268,8 +273,8 @@ type stepOut struct {
 
 // call is one tool call of a step.
 type call struct {
-	id, name  string
-	tool      *Tool // resolved at input start; nil if unknown
+	id, name  string // id is Parley's (see callID): stored, published, shown, used in URLs
+	tool      *Tool  // resolved at input start; nil if unknown
 	args      strings.Builder
 	input     json.RawMessage // the complete, parsed (maybe repaired) input
 	parseErr  error
@@ -280,25 +285,66 @@ type call struct {
 	// providerExecuted: the provider ran the call during the stream.
 	providerExecuted bool
 	result           toolResult
+
+	// providerID is the provider's id for the call when it is not id:
+	// sent back to the provider with the call and its result (sendID),
+	// and nowhere else.
+	providerID string
 }
 
 // step makes one model call, streaming its text and tool input.
+//
+// The provider's parts name calls by the provider's ids, which are not
+// Parley's (see callID): one id may name several calls of the step, one
+// after the other (a provider that numbers calls per answer, or gives none),
+// so each provider id keeps the calls it named that are not yet complete,
+// oldest first. Input goes to the newest; a complete call is the oldest,
+// as calls complete in the order they started.
 func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step int) stepOut {
 	var out stepOut
 	var text strings.Builder
-	calls := map[string]*call{}
+	open := map[string][]*call{}     // provider id → calls started, not complete
+	executed := map[string][]*call{} // provider id → provider-executed calls awaiting their result
+	sent := map[string]bool{}        // provider ids that go back to the provider in this step
 	var order []*call
-	start := func(id, name string) *call {
-		c := &call{id: id, name: name, tool: r.resolve(name)}
-		calls[id] = c
+	begin := func(pid, name string) *call {
+		c := &call{id: r.callID(pid), name: name, tool: r.resolve(name)}
+		if pid != "" && pid != c.id && !sent[pid] {
+			c.providerID = pid
+		}
+		sent[pid] = true
 		order = append(order, c)
-		r.emit(Event{Type: EventToolInputStart, Step: step, ToolCallID: id, ToolName: name})
+		e := Event{Type: EventToolInputStart, Step: step, ToolCallID: c.id, ToolName: name, ProviderCallID: c.providerID}
+		r.emit(e)
 		if c.tool != nil && c.tool.OnInputStart != nil {
 			r.hook("onInputStart", name, func() error {
-				return c.tool.OnInputStart(ctx, InputStart{ToolCallID: id, Messages: req.Messages})
+				return c.tool.OnInputStart(ctx, InputStart{ToolCallID: c.id, Messages: req.Messages})
 			})
 		}
 		return c
+	}
+	start := func(pid, name string) *call {
+		c := begin(pid, name)
+		open[pid] = append(open[pid], c)
+		return c
+	}
+	newest := func(pid string) *call {
+		if q := open[pid]; len(q) > 0 {
+			return q[len(q)-1]
+		}
+		return nil
+	}
+	oldest := func(pid string) *call {
+		q := open[pid]
+		if len(q) == 0 {
+			return nil
+		}
+		if len(q) == 1 {
+			delete(open, pid)
+		} else {
+			open[pid] = q[1:]
+		}
+		return q[0]
 	}
 	delta := func(c *call, d string) {
 		c.args.WriteString(d)
@@ -337,23 +383,25 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 				r.emit(Event{Type: EventReasoningDelta, Step: step, Text: part.Text})
 			}
 		case llm.PartToolInputStart:
-			if calls[part.ToolCallID] == nil {
+			// A start for an id whose call is still streaming repeats it;
+			// after that call's end it is the next call with the same id.
+			if c := newest(part.ToolCallID); c == nil || c.ended {
 				start(part.ToolCallID, part.ToolName)
 			}
 		case llm.PartToolInputDelta:
-			if c := calls[part.ToolCallID]; c != nil && part.Text != "" {
+			if c := newest(part.ToolCallID); c != nil && part.Text != "" {
 				delta(c, part.Text)
 			}
 		case llm.PartToolInputEnd:
 			// A call whose arguments all come with the call itself ends
 			// there, so its one delta comes before the end.
-			if c := calls[part.ToolCallID]; c != nil && c.args.Len() > 0 {
+			if c := newest(part.ToolCallID); c != nil && c.args.Len() > 0 {
 				end(c)
 			}
 		case llm.PartToolCall:
-			c := calls[part.ToolCallID]
+			c := oldest(part.ToolCallID)
 			if c == nil { // a provider that sends the call whole
-				c = start(part.ToolCallID, part.ToolName)
+				c = begin(part.ToolCallID, part.ToolName)
 			}
 			if c.args.Len() == 0 && part.Input != "" {
 				delta(c, part.Input)
@@ -367,6 +415,7 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 			c.providerExecuted = part.ProviderExecuted // the provider runs it: shown, never run here
 			r.complete(c, final, step)
 			if c.providerExecuted {
+				executed[part.ToolCallID] = append(executed[part.ToolCallID], c)
 				break
 			}
 			out.calls = append(out.calls, c)
@@ -375,7 +424,13 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 			if !json.Valid(res) {
 				res, _ = json.Marshal(part.Result)
 			}
-			r.emit(Event{Type: EventToolResult, Step: step, ToolCallID: part.ToolCallID, ToolName: part.ToolName,
+			var id string
+			if q := executed[part.ToolCallID]; len(q) > 0 {
+				id, executed[part.ToolCallID] = q[0].id, q[1:]
+			} else {
+				id = r.callID(part.ToolCallID) // a result for no call seen: shown on its own
+			}
+			r.emit(Event{Type: EventToolResult, Step: step, ToolCallID: id, ToolName: part.ToolName,
 				Result: res, IsError: part.IsError, ProviderExecuted: true})
 		case llm.PartSource:
 			r.emit(Event{Type: EventSource, Step: step, URL: part.URL, Title: part.Title})
@@ -409,7 +464,7 @@ func (r *run) complete(c *call, raw string, step int) {
 	} else {
 		c.input = json.RawMessage(fixed)
 	}
-	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, ProviderExecuted: c.providerExecuted, Signature: c.signature}
+	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, ProviderExecuted: c.providerExecuted, Signature: c.signature, ProviderCallID: c.providerID}
 	e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputAvailable, ToolName: c.name, ToolCallID: c.id, Input: c.input})
 	r.emit(e)
 }
@@ -692,8 +747,8 @@ func stepMessages(text string, calls []*call, results []toolResult) []llm.Messag
 	a := llm.Message{Role: llm.RoleAssistant, Text: text}
 	t := llm.Message{Role: llm.RoleTool}
 	for i, c := range calls {
-		a.ToolCalls = append(a.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Input: string(c.input), Signature: c.signature})
-		t.ToolResults = append(t.ToolResults, llm.ToolResult{CallID: c.id, Name: c.name, Output: results[i].modelText, IsError: results[i].isError})
+		a.ToolCalls = append(a.ToolCalls, llm.ToolCall{ID: sendID(c.id, c.providerID), Name: c.name, Input: string(c.input), Signature: c.signature})
+		t.ToolResults = append(t.ToolResults, llm.ToolResult{CallID: sendID(c.id, c.providerID), Name: c.name, Output: results[i].modelText, IsError: results[i].isError})
 	}
 	return []llm.Message{a, t}
 }

@@ -90,7 +90,9 @@ type Part struct {
 	ToolInvocation *ToolInvocation `json:"toolInvocation,omitempty"`
 }
 
-// ToolInvocation is the v2 record of one tool call.
+// ToolInvocation is the v2 record of one tool call. ToolCallID is Parley's
+// id for the call, ValidID and unique in its thread, whatever id the
+// provider gave it (see ProviderCallID).
 type ToolInvocation struct {
 	State      string          `json:"state"` // "partial-call" | "call" | "suspended" | "result"
 	ToolCallID string          `json:"toolCallId"`
@@ -120,6 +122,10 @@ type ToolInvocation struct {
 	ProviderExecuted bool `json:"providerExecuted,omitempty"`
 	// Signature is provider state that must go back with the call.
 	Signature string `json:"signature,omitempty"`
+	// ProviderCallID is the provider's id for the call when it is not
+	// ToolCallID: sent back to the provider with the call and its result
+	// (providers check that they match), used for nothing else.
+	ProviderCallID string `json:"providerCallId,omitempty"`
 	// Transforms are display/transcript payloads by target and phase.
 	Transforms map[string]map[string]TransformResult `json:"transforms,omitempty"`
 }

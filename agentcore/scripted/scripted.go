@@ -31,6 +31,10 @@ type Reply struct {
 	Tokens []string
 	// ToolCalls follow the text; their Args are streamed in pieces.
 	ToolCalls []ToolCall
+	// ExactIDs sends the ToolCalls' IDs as they are, empty ones without an
+	// id (as some OpenAI-compatible servers do), instead of generating the
+	// empty ones.
+	ExactIDs bool
 	// ChunkSize is the number of text tokens per SSE chunk (default 1) and
 	// the number of bytes of tool arguments per chunk, kept on UTF-8
 	// boundaries (default: one word-ish token per chunk, as OpenAI does).
@@ -61,7 +65,9 @@ type Reply struct {
 }
 
 // ToolCall is one tool call of a Reply or of an assistant message. An empty
-// ID in a Reply gets a generated one.
+// ID in a Reply gets a generated one unless the Reply has ExactIDs. An ID
+// may be anything, and is sent as given: a test plays a provider whose ids
+// are hostile, repeat or run long.
 type ToolCall struct {
 	ID   string
 	Name string
@@ -205,7 +211,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := range reply.ToolCalls {
-		if reply.ToolCalls[i].ID == "" {
+		if reply.ToolCalls[i].ID == "" && !reply.ExactIDs {
 			reply.ToolCalls[i].ID = fmt.Sprintf("call_scripted%d_%d", seq, i)
 		}
 	}
