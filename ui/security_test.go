@@ -101,6 +101,84 @@ func TestGuardToken(t *testing.T) {
 	}
 }
 
+// A browser that opens any page with ?token= gets a session cookie
+// (HttpOnly, SameSite=Strict, named for the port) and is sent on to the same
+// page without the token; the cookie still works after a restart with the
+// same token and stops working when the token changes.
+func TestTokenLoginOnAnyPage(t *testing.T) {
+	h := testServer(t, NewAuth("s3cret-token-0123")).Handler()
+	w := do(h, "GET", "/settings?tab=keys&token=s3cret-token-0123", map[string]string{"Accept": "text/html", "Sec-Fetch-Site": "none"})
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/settings?tab=keys" {
+		t.Fatalf("login: %d to %q, want 303 to /settings?tab=keys", w.Code, w.Header().Get("Location"))
+	}
+	cs := w.Result().Cookies()
+	if len(cs) != 1 || cs[0].Name != "parley_session_7777" || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Path != "/" {
+		t.Fatalf("cookie: %+v", cs)
+	}
+	if strings.Contains(cs[0].Value, "s3cret") {
+		t.Fatalf("the cookie carries the token itself: %q", cs[0].Value)
+	}
+	cookie := map[string]string{"Cookie": cs[0].Name + "=" + cs[0].Value}
+	if got := do(h, "GET", "/", cookie).Code; got != 200 {
+		t.Fatalf("with the cookie: %d", got)
+	}
+	// Another port is another Parley: the cookie is not its.
+	if got := do(testServer(t, NewAuth("s3cret-token-0123")).Handler(), "GET", "/", map[string]string{"Cookie": "parley_session_7778=" + cs[0].Value}).Code; got != http.StatusUnauthorized {
+		t.Fatalf("a cookie of another port: %d", got)
+	}
+	// A restart keeps the token, so the session goes on.
+	if got := do(testServer(t, NewAuth("s3cret-token-0123")).Handler(), "GET", "/", cookie).Code; got != 200 {
+		t.Fatalf("after a restart: %d", got)
+	}
+	if got := do(testServer(t, NewAuth("another-token-456")).Handler(), "GET", "/", cookie).Code; got != http.StatusUnauthorized {
+		t.Fatalf("after the token changed: %d", got)
+	}
+	// Opened from another site, the hop to the clean address is a page
+	// (a redirect would arrive without the Strict cookie).
+	w = do(h, "GET", "/?token=s3cret-token-0123", map[string]string{"Accept": "text/html", "Sec-Fetch-Site": "cross-site"})
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `content="0;url=/"`) || len(w.Result().Cookies()) != 1 {
+		t.Fatalf("cross-site login: %d %s", w.Code, w.Body.String())
+	}
+	// A wrong token: the login page, no cookie.
+	w = do(h, "GET", "/?token=wrong", map[string]string{"Accept": "text/html"})
+	if w.Code != http.StatusUnauthorized || len(w.Result().Cookies()) != 0 || !strings.Contains(w.Body.String(), "not this Parley") {
+		t.Fatalf("wrong token: %d %v", w.Code, w.Result().Cookies())
+	}
+}
+
+// Without a credential a browser gets the login page, an API client one
+// line naming what is missing; the page's style is served to both.
+func TestNoCredential(t *testing.T) {
+	h := testServer(t, NewAuth("s3cret-token-0123")).Handler()
+	w := do(h, "GET", "/t/abc", map[string]string{"Accept": "text/html,application/xhtml+xml"})
+	body := w.Body.String()
+	if w.Code != http.StatusUnauthorized || !strings.Contains(body, `<input id="token" name="token"`) || !strings.Contains(body, "parley token") {
+		t.Fatalf("page: %d %s", w.Code, body)
+	}
+	if !strings.Contains(body, `action="/t/abc"`) {
+		t.Errorf("the login form does not come back to the page asked for: %s", body)
+	}
+	w = do(h, "GET", "/api/tools", map[string]string{"Accept": "text/html"})
+	if w.Code != http.StatusUnauthorized || strings.Contains(w.Body.String(), "<form") ||
+		!strings.HasPrefix(w.Body.String(), "Parley: authentication required: No token or session came with this request.") ||
+		strings.Count(strings.TrimSpace(w.Body.String()), "\n") > 0 || w.Header().Get("WWW-Authenticate") == "" {
+		t.Fatalf("api: %d %q", w.Code, w.Body.String())
+	}
+	for _, method := range []string{"POST", "GET"} {
+		if got := do(h, method, "/api/tools/execute_command/execute", nil).Code; got != http.StatusUnauthorized {
+			t.Errorf("%s the tools route without a token: %d", method, got)
+		}
+	}
+	if got := do(h, "GET", "/static/app.css", nil).Code; got != 200 {
+		t.Errorf("the login page's style: %d", got)
+	}
+	// A hostile path is text in the login page, never markup.
+	w = do(h, "GET", `/t/%22%3E%3Cscript%3Ealert(1)%3C/script%3E`, map[string]string{"Accept": "text/html"})
+	if strings.Contains(w.Body.String(), "<script>") {
+		t.Fatalf("the path reached the page as markup: %s", w.Body.String())
+	}
+}
+
 func TestLaunchSecretWorksOnce(t *testing.T) {
 	auth := NewAuth("")
 	h := testServer(t, auth).Handler()
