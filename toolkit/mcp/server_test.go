@@ -29,6 +29,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "hostile":
+		if err := newHostileServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "exit-at-start":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		os.Exit(1)

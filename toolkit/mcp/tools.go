@@ -20,6 +20,30 @@ import (
 // or '_' first).
 const maxToolName = 64
 
+// maxMCPName is the longest tool name a server may give (the MCP rule for
+// tool names: 1 to 128 letters, digits, '_', '-' or '.').
+const maxMCPName = 128
+
+// checkMCPName says why a server's name for a tool is refused, if it is. A
+// server is another program: its names reach the settings page and, as
+// the agent's tool names (ToolName), the tool cards. A name outside the
+// MCP rule is refused rather than repaired, so the tool the user sees is
+// the tool the server has.
+func checkMCPName(name string) error {
+	if name == "" {
+		return errors.New("a tool without a name left out")
+	}
+	ok := len(name) <= maxMCPName
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+	}
+	if !ok {
+		return fmt.Errorf("tool %.40q left out: its name is not 1 to %d letters, digits, '_', '-' or '.' (the MCP rule for tool names)", name, maxMCPName)
+	}
+	return nil
+}
+
 // maxResult bounds the text of one result the model is sent: a server
 // that dumps megabytes must not flood the context window.
 const maxResult = 64 << 10
@@ -64,6 +88,10 @@ func (s *server) list(ctx context.Context, session *mcp.ClientSession) (map[stri
 	var info []ToolInfo
 	var problems []string
 	for _, t := range all {
+		if err := checkMCPName(t.Name); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
 		name := ToolName(s.name, t.Name)
 		if _, dup := tools[name]; dup {
 			problems = append(problems, fmt.Sprintf("tool %q left out: its name %s is taken by another of its tools", t.Name, name))
