@@ -398,7 +398,18 @@ func taskModelOutput(output any) agentcore.ModelOutput {
 //  3. anything else gets task_<slug of content>, with _<n> for the n-th task
 //     of the same content, made unique against the ids in use or reserved
 //     (explicit and reused ones) by appending _2, _3, …
+//
+// Parley's one departure: an explicit id that is not agentcore.ValidID
+// (quotes, markup, spaces, over 128 characters) counts as no id, so it is
+// re-issued by 2 or 3. Task ids reach the page; the model reads the ids
+// given in the result and uses those.
 func assignTaskIDs(tasks []taskInput, previous []Task) []Task {
+	tasks = slices.Clone(tasks)
+	for i := range tasks {
+		if tasks[i].ID != "" && !agentcore.ValidID(tasks[i].ID) {
+			tasks[i].ID = ""
+		}
+	}
 	explicit := map[string]bool{}
 	omitted := map[string]int{} // id-less tasks per content
 	for _, t := range tasks {
@@ -416,7 +427,7 @@ func assignTaskIDs(tasks []taskInput, previous []Task) []Task {
 		var match string
 		n := 0
 		for _, p := range previous {
-			if p.Content == t.Content && !explicit[p.ID] {
+			if p.Content == t.Content && !explicit[p.ID] && agentcore.ValidID(p.ID) {
 				match, n = p.ID, n+1
 			}
 		}
