@@ -147,7 +147,8 @@ type Signal struct {
 var xmlName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
 // NewSignal checks and completes s: legacy types are mapped, the tag name
-// defaults by type, names are checked, and ID and CreatedAt are set.
+// defaults by type, names and a given ID are checked, and ID and CreatedAt
+// are set.
 func NewSignal(s Signal) (Signal, error) {
 	switch s.Type {
 	case "user-message":
@@ -173,6 +174,10 @@ func NewSignal(s Signal) (Signal, error) {
 	}
 	if s.Type == SignalState && s.Transient {
 		return Signal{}, fmt.Errorf("state signals cannot be transient")
+	}
+	if s.ID != "" && !ValidID(s.ID) {
+		// A signal's id becomes its message's: it reaches URLs and the page.
+		return Signal{}, fmt.Errorf("Invalid signal id %.40q: use 1 to %d letters, digits, '-' or '_', or leave it out", s.ID, MaxIDLen)
 	}
 	if s.ID == "" {
 		s.ID = NewID()
