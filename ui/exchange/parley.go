@@ -242,7 +242,7 @@ func readParley(top map[string]json.RawMessage) (Result, error) {
 			return Result{}, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 		if j, dup := seen[m.ID]; dup && m.ID != "" {
-			return Result{}, fmt.Errorf("messages[%d]: id %q repeats messages[%d]", i, m.ID, j)
+			return Result{}, fmt.Errorf("messages[%d]: id %.40q repeats messages[%d]", i, m.ID, j)
 		}
 		seen[m.ID] = i
 		imp.Messages = append(imp.Messages, m)
