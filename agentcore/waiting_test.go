@@ -127,7 +127,10 @@ func TestMessageWhileApprovalWaitsDeniesIt(t *testing.T) {
 			return err
 		}},
 		{"Say", func(rt *agentcore.Runtime, id string) error {
-			_, err := rt.Say(context.Background(), agentcore.SendRequest{ThreadID: id, Text: "use b.txt instead"})
+			said, err := rt.Say(context.Background(), agentcore.SendRequest{ThreadID: id, Text: "use b.txt instead"})
+			if err == nil && (said.Action != agentcore.Deliver || said.MessageID == "") {
+				return errors.New("Say answered " + said.Action + ", want deliver to the run that waited")
+			}
 			return err
 		}},
 		{"SendMessage", func(rt *agentcore.Runtime, id string) error {
@@ -249,6 +252,9 @@ func TestStopWhileWaiting(t *testing.T) {
 			waiting, _ := g.rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended}})
 			sub := g.rt.Bus.Subscribe(th.ID, agentcore.EventAbort)
 			defer sub.Close()
+			if !g.rt.Waiting(t.Context(), th.ID) {
+				t.Fatal("Waiting is false while a call waits")
+			}
 			if !g.rt.Stop(t.Context(), th.ID) {
 				t.Fatal("Stop found nothing to stop")
 			}
@@ -273,8 +279,8 @@ func TestStopWhileWaiting(t *testing.T) {
 			if reply.Status != agentcore.StatusInterrupted || reply.Content.Metadata["stopped"] != "user" || ti.State != "result" || !ti.Cancelled || !ti.IsError {
 				t.Fatalf("reply %s %v, call %+v", reply.Status, reply.Content.Metadata, ti)
 			}
-			if g.rt.Stop(t.Context(), th.ID) {
-				t.Fatal("a second Stop found something to stop")
+			if g.rt.Stop(t.Context(), th.ID) || g.rt.Waiting(t.Context(), th.ID) {
+				t.Fatal("the run still waits after Stop")
 			}
 			// The chat is free: a message starts a new run, and the model
 			// reads what became of the call.
