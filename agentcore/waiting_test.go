@@ -362,3 +362,37 @@ func TestRacingAnswersStartOneRun(t *testing.T) {
 		t.Fatalf("%d runs left open", len(runs))
 	}
 }
+
+// A turn queued while the run works does not start when that run suspends:
+// it is kept in the chat for the run to read when it goes on.
+func TestQueuedTurnBehindASuspendingRun(t *testing.T) {
+	g := newGated(t)
+	th := thread(t, g.rt)
+	ready, gate := make(chan struct{}), make(chan struct{})
+	g.srv.Push(scripted.Reply{Text: "Let me touch it.", ToolCalls: []scripted.ToolCall{{ID: "a1", Name: "touch", Args: `{}`}},
+		OnChunk: func(i int, _ string, _ time.Time) {
+			if i == 1 {
+				close(ready)
+				<-gate
+			}
+		}})
+	if _, err := g.rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	<-ready
+	acc, _, err := g.rt.QueueMessage(t.Context(), "then deploy", agentcore.SignalTarget{ThreadID: th.ID})
+	if err != nil || acc.Action != agentcore.Queue {
+		t.Fatalf("queue while the run works: %+v %v", acc, err)
+	}
+	close(gate)
+	waitIdle(t, g.rt, th.ID)
+	if n := len(g.srv.Requests()); n != 1 || len(g.rt.Queued(th.ID)) != 0 {
+		t.Fatalf("%d model calls, %d turns still queued: the queued turn started beside the waiting run", n, len(g.rt.Queued(th.ID)))
+	}
+	if got := shape(messages(t, g.rt, th.ID)); got != "user(complete) assistant(complete) signal:user(complete)" {
+		t.Fatalf("thread %s", got)
+	}
+	if !g.rt.Waiting(t.Context(), th.ID) {
+		t.Fatal("the run does not wait")
+	}
+}
