@@ -498,7 +498,7 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 		// Stopped by the user: calls left waiting (the other questions
 		// of a resumed step) end with the run.
 		if history, err := rt.Store.ListMessages(ctx, l.run.ThreadID, MessageQuery{Limit: historyLimit, Last: true}); err == nil {
-			for _, id := range rt.closeWaiting(ctx, history, nil) {
+			for _, id := range rt.closeWaiting(ctx, history) {
 				rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: l.run.ThreadID, MessageID: id})
 			}
 		}

@@ -169,7 +169,7 @@ func (rt *Runtime) stopWaitingLocked(ctx context.Context, threadID string) bool 
 		rt.Log.Error("stop a waiting run", "thread", threadID, "err", err)
 		return false
 	}
-	closed := rt.closeWaiting(ctx, history, nil)
+	closed := rt.closeWaiting(ctx, history)
 	runs, err := rt.Store.ListRuns(ctx, RunQuery{Statuses: []RunStatus{RunSuspended}})
 	if err != nil {
 		rt.Log.Error("stop a waiting run", "thread", threadID, "err", err)
@@ -208,15 +208,11 @@ func (rt *Runtime) stopWaitingLocked(ctx context.Context, threadID string) bool 
 }
 
 // closeWaiting closes, in the stored messages, every call that waits as
-// stopped, and marks their replies stopped; skip is a message not to touch
-// (the reply the stopped run wrote, closed with its builder). It returns
-// the ids of the messages changed.
-func (rt *Runtime) closeWaiting(ctx context.Context, history []Message, skip map[string]bool) []string {
+// stopped, and marks their replies stopped. It returns the ids of the
+// messages changed.
+func (rt *Runtime) closeWaiting(ctx context.Context, history []Message) []string {
 	var changed []string
 	for _, m := range history {
-		if skip[m.ID] {
-			continue
-		}
 		c, ok := stopCalls(m.Content)
 		if !ok {
 			continue
