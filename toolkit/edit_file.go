@@ -82,10 +82,12 @@ func editFile(ctx context.Context, ws *Workspace, in EditInput) (EditOutput, err
 		return EditOutput{}, fmt.Errorf("stat %s: %w", rel, err)
 	case fi.IsDir():
 		return EditOutput{}, fmt.Errorf("%s is a directory; edit_file edits files", rel)
+	case !fi.Mode().IsRegular():
+		return EditOutput{}, fmt.Errorf("path %q %v; edit_file edits regular files only", in.Path, notRegularError{fi.Mode()})
 	default:
 		var whole bool
-		if data, whole, err = readHead(abs); err != nil {
-			return EditOutput{}, fmt.Errorf("read %s: %w", rel, err)
+		if data, whole, err = readHead(ctx, abs); err != nil {
+			return EditOutput{}, readError(in.Path, err)
 		}
 		if !whole {
 			return EditOutput{}, fmt.Errorf("%s is larger than 10 MB, more than edit_file edits", rel)

@@ -42,6 +42,10 @@ const (
 	// pipeWaitDelay is how long, after the shell exits, a process it left
 	// in the background may keep the output open before it is closed.
 	pipeWaitDelay = 2 * time.Second
+	// cancelWaitDelay is how long, once the call is cancelled and the
+	// process group killed, a process that left the group may keep the
+	// output open: short, so that Stop answers within a second.
+	cancelWaitDelay = 200 * time.Millisecond
 )
 
 // ExecInput is execute_command's input.
@@ -114,13 +118,29 @@ func executeCommand(ctx context.Context, ws *Workspace, in ExecInput, live io.Wr
 	out := &liveOutput{live: live}
 	cmd.Dir = dir
 	cmd.Env = commandEnv(os.Environ())
-	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, in the order written
-	cmd.WaitDelay = pipeWaitDelay
-	runErr := cmd.Run()
-	out.close()
-	if cmd.ProcessState == nil {
-		return ExecOutput{}, fmt.Errorf("start the shell: %w", runErr)
+	// One pipe of our own for stdout and stderr (in the order written):
+	// Wait then returns when the shell is gone, and how long the output
+	// may stay open after that depends on why it is gone (drainOutput).
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ExecOutput{}, fmt.Errorf("make the output pipe: %w", err)
 	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.WaitDelay = cancelWaitDelay // after cancellation, Cancel's kill, then Kill
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return ExecOutput{}, fmt.Errorf("start the shell: %w", err)
+	}
+	pw.Close() // the command's copies keep it open
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		io.Copy(out, pr)
+	}()
+	cmd.Wait()
+	drainOutput(runCtx, pr, copied)
+	out.close()
 	if killed.Load() && ctx.Err() != nil {
 		return ExecOutput{}, fmt.Errorf("command cancelled: %w", context.Cause(ctx))
 	}
@@ -134,6 +154,32 @@ func executeCommand(ctx context.Context, ws *Workspace, in ExecInput, live io.Wr
 		Truncated: truncated,
 		TimedOut:  killed.Load(),
 	}, nil
+}
+
+// drainOutput waits for the copy of a finished command's output (copied
+// closes) while a process it left behind keeps the pipe open:
+// pipeWaitDelay after a normal end, cancelWaitDelay after a kill or once
+// runCtx ends; then it closes the pipe, which ends the copy.
+func drainOutput(runCtx context.Context, pr *os.File, copied <-chan struct{}) {
+	defer pr.Close()
+	normal := time.NewTimer(pipeWaitDelay)
+	defer normal.Stop()
+	select {
+	case <-copied:
+		return
+	case <-normal.C:
+	case <-runCtx.Done():
+		select {
+		case <-copied:
+			return
+		case <-time.After(cancelWaitDelay):
+		}
+	}
+	pr.Close() // on Unix a pipe is polled, so Close ends a Read in progress
+	select {
+	case <-copied:
+	case <-time.After(cancelWaitDelay): // elsewhere the copy may go on; what it adds after out.close is only kept
+	}
 }
 
 // liveOutput collects a command's output and passes it on to live as it

@@ -37,8 +37,10 @@ func MkdirTool(ws *Workspace) *agentcore.Tool {
 			switch {
 			case err == nil && fi.IsDir():
 				return MkdirOutput{Path: rel}, nil
-			case err == nil:
+			case err == nil && fi.Mode().IsRegular():
 				return MkdirOutput{}, fmt.Errorf("%s already exists and is a file, not a directory", rel)
+			case err == nil:
+				return MkdirOutput{}, fmt.Errorf("%s already exists and %v, not a directory", rel, notRegularError{fi.Mode()})
 			case errors.Is(err, syscall.ENOTDIR):
 				return MkdirOutput{}, inTheWay(rel)
 			case !errors.Is(err, fs.ErrNotExist):

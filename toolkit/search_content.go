@@ -108,9 +108,9 @@ func searchContent(ctx context.Context, ws *Workspace, in SearchContentInput) (S
 	complete := true
 	switch {
 	case fi.Mode().IsRegular():
-		data, whole, err := readHead(abs)
+		data, whole, err := readHead(ctx, abs)
 		if err != nil {
-			return SearchContentOutput{}, fmt.Errorf("read %q: %w", in.Path, err)
+			return SearchContentOutput{}, readError(in.Path, err)
 		}
 		if isBinary(data) {
 			return SearchContentOutput{}, fmt.Errorf("path %q is a binary file; search_content searches text files only", in.Path)
@@ -137,7 +137,10 @@ func searchContent(ctx context.Context, ws *Workspace, in SearchContentInput) (S
 			if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
 				return nil
 			}
-			data, whole, err := readHead(file)
+			data, whole, err := readHead(ctx, file)
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
 			if err != nil || isBinary(data) {
 				return nil // unreadable and binary files are not searched
 			}
@@ -147,7 +150,7 @@ func searchContent(ctx context.Context, ws *Workspace, in SearchContentInput) (S
 			return SearchContentOutput{}, fmt.Errorf("search %q: %w", in.Path, err)
 		}
 	default:
-		return SearchContentOutput{}, fmt.Errorf("path %q is not a regular file or directory (mode %s)", in.Path, fi.Mode().Type())
+		return SearchContentOutput{}, fmt.Errorf("path %q %v; search_content searches regular files and directories only", in.Path, notRegularError{fi.Mode()})
 	}
 
 	out := SearchContentOutput{Content: strings.TrimSuffix(s.b.String(), "\n"), Matches: s.matches, Files: s.files}

@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -105,7 +103,15 @@ func SubmitPlanTool(root string) *agentcore.Tool {
 				return PlanResult{Content: planOutcome(d), SubmittedPlan: SubmittedPlan{Title: d.Title, Path: d.Path, Plan: d.Plan, Action: d.Action}}, nil
 			}
 			if tc.Suspendable {
-				return nil, tc.Suspend(ReadPlan(root, in.Path))
+				ws, err := NewWorkspace(root)
+				if err != nil {
+					return Result{Content: "Failed to submit plan: " + err.Error(), IsError: true}, nil
+				}
+				plan, err := ReadPlan(ctx, ws, in.Path)
+				if err != nil {
+					return Result{Content: "Failed to submit plan: " + err.Error(), IsError: true}, nil
+				}
+				return nil, tc.Suspend(plan)
 			}
 			return Result{Content: "[Plan submitted for review]\n\nPath: " + in.Path}, nil
 		},
@@ -124,41 +130,32 @@ func planOutcome(d PlanDecision) string {
 	}
 }
 
-// ReadPlan reads a plan file for review: {path, title, plan} when the path
-// is a readable .md file directly in root/.parley/plans, else just {path}
-// (the reviewer is shown the path).
-func ReadPlan(root, path string) PlanPayload {
-	abs, ok := planFile(root, path)
-	if !ok {
-		return PlanPayload{Path: path}
-	}
-	data, err := os.ReadFile(abs)
+// ReadPlan reads a plan file for review. path (absolute or relative to the
+// root) is resolved like every path a tool reads: one that leaves the
+// workspace (through a link too, a linked .parley/plans included) is an
+// error, and so is a plan that is not a regular file (a FIFO would block
+// the read for ever). Then, as Mastra does, the payload is {path, title,
+// plan} when the resolved path is a readable .md file directly in
+// .parley/plans, else just {path} (the reviewer is shown the path).
+func ReadPlan(ctx context.Context, ws *Workspace, path string) (PlanPayload, error) {
+	abs, err := ws.Resolve(path)
 	if err != nil {
-		return PlanPayload{Path: path}
+		return PlanPayload{}, err
+	}
+	if PlanFilesOnly(ws.Rel(abs)) != nil {
+		return PlanPayload{Path: path}, nil
+	}
+	data, _, err := readHead(ctx, abs)
+	switch {
+	case isNotRegular(err):
+		return PlanPayload{}, fmt.Errorf("plan %q %w; write the plan as a regular markdown file", path, err)
+	case ctx.Err() != nil:
+		return PlanPayload{}, ctx.Err()
+	case err != nil:
+		return PlanPayload{Path: path}, nil
 	}
 	title, plan := parsePlan(string(data))
-	return PlanPayload{Path: path, Title: title, Plan: plan}
-}
-
-// planFile resolves path (absolute or root-relative) and accepts it only if
-// it is a .md file directly inside root/.parley/plans.
-func planFile(root, path string) (string, bool) {
-	if strings.ContainsRune(path, 0) {
-		return "", false
-	}
-	abs := path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(root, path)
-	}
-	abs = filepath.Clean(abs)
-	dir := filepath.Join(root, filepath.FromSlash(PlansDir))
-	if filepath.Dir(abs) != dir || !strings.EqualFold(filepath.Ext(abs), ".md") {
-		return "", false
-	}
-	if fi, err := os.Lstat(abs); err != nil || !fi.Mode().IsRegular() {
-		return "", false // no symlinks out of the plans folder
-	}
-	return abs, true
+	return PlanPayload{Path: path, Title: title, Plan: plan}, nil
 }
 
 var lineBreak = regexp.MustCompile(`\r?\n`)

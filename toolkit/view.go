@@ -81,11 +81,11 @@ func view(ctx context.Context, ws *Workspace, in ViewInput) (ViewOutput, error) 
 		return viewDir(in.Path, abs, out, offset, limit)
 	}
 	if !fi.Mode().IsRegular() {
-		return ViewOutput{}, fmt.Errorf("path %q is not a regular file (mode %s); view reads files and directories only", in.Path, fi.Mode().Type())
+		return ViewOutput{}, fmt.Errorf("path %q %v; view reads files and directories only", in.Path, notRegularError{fi.Mode()})
 	}
-	data, whole, err := readHead(abs)
+	data, whole, err := readHead(ctx, abs)
 	if err != nil {
-		return ViewOutput{}, fmt.Errorf("read %q: %w", in.Path, err)
+		return ViewOutput{}, readError(in.Path, err)
 	}
 	if isBinary(data) {
 		return ViewOutput{}, fmt.Errorf("path %q is a binary file (%d bytes); view shows text files only", in.Path, fi.Size())

@@ -218,21 +218,115 @@ func (w *Workspace) stat(given, abs string) (fs.FileInfo, error) {
 }
 
 // readHead reads at most maxFileBytes of the regular file abs; whole
-// reports whether that was all of it.
-func readHead(abs string) (data []byte, whole bool, err error) {
-	f, err := os.Open(abs)
-	if err != nil {
+// reports whether that was all of it. Anything else (a FIFO, a device, a
+// socket, a directory) is refused unopened, or at the open if it was
+// swapped in after the check. It returns when ctx ends even if the read
+// itself hangs (a stalled network or FUSE file system): the read goes on
+// alone and closes its file when it ends.
+func readHead(ctx context.Context, abs string) (data []byte, whole bool, err error) {
+	return withContext(ctx, func() ([]byte, bool, error) {
+		f, _, err := openRegularNow(abs)
+		if err != nil {
+			return nil, false, err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+		if err != nil {
+			return nil, false, err
+		}
+		if len(data) > maxFileBytes {
+			return data[:maxFileBytes], false, nil
+		}
+		return data, true, nil
+	})
+}
+
+// withContext runs read, returning its result or, if ctx ends first,
+// ctx's error.
+func withContext(ctx context.Context, read func() ([]byte, bool, error)) ([]byte, bool, error) {
+	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	defer f.Close()
-	data, err = io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	type result struct {
+		data  []byte
+		whole bool
+		err   error
+	}
+	done := make(chan result, 1) // buffered: an abandoned read does not leak its goroutine for ever
+	go func() {
+		data, whole, err := read()
+		done <- result{data, whole, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.whole, r.err
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// notRegularError says what a file is that tools do not open.
+type notRegularError struct{ mode fs.FileMode }
+
+func (e notRegularError) Error() string {
+	kind := "special file"
+	switch t := e.mode.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		kind = "named pipe"
+	case t&fs.ModeSocket != 0:
+		kind = "socket"
+	case t&fs.ModeCharDevice != 0:
+		kind = "character device"
+	case t&fs.ModeDevice != 0:
+		kind = "device"
+	case t&fs.ModeDir != 0:
+		kind = "directory"
+	case t&fs.ModeSymlink != 0:
+		kind = "symbolic link"
+	}
+	return fmt.Sprintf("is not a regular file (a %s)", kind)
+}
+
+// readError is the error of reading the file given as given: what it is
+// when it is not a regular file, else what failed.
+func readError(given string, err error) error {
+	if isNotRegular(err) {
+		return fmt.Errorf("path %q %w; only regular files can be read", given, err)
+	}
+	return fmt.Errorf("read %q: %w", given, err)
+}
+
+// isNotRegular reports whether err is a notRegularError.
+func isNotRegular(err error) bool {
+	var nr notRegularError
+	return errors.As(err, &nr)
+}
+
+// openRegularNow opens abs (resolved, inside the root) for reading if it
+// is a regular file: checked with Lstat before the open, and with fstat
+// after it, since the file may be swapped between the two. The open itself
+// never waits (openNoWait).
+func openRegularNow(abs string) (*os.File, fs.FileInfo, error) {
+	fi, err := os.Lstat(abs)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if len(data) > maxFileBytes {
-		return data[:maxFileBytes], false, nil
+	if !fi.Mode().IsRegular() {
+		return nil, nil, notRegularError{fi.Mode()}
 	}
-	return data, true, nil
+	f, err := os.OpenFile(abs, os.O_RDONLY|openNoWait, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, notRegularError{fi.Mode()}
+	}
+	return f, fi, nil
 }
 
 // isBinary applies git's heuristic: a NUL in the first 8 KB.
@@ -251,7 +345,10 @@ var errWalkLimit = errors.New("walk limit reached")
 // when the walk stopped at maxWalkEntries; an error from visit, or the
 // context's, ends the walk and is returned.
 func (w *Workspace) walk(ctx context.Context, dir string, visit func(rel string, d fs.DirEntry) error) (complete bool, err error) {
-	ign := w.gitignore()
+	ign, err := w.gitignore(ctx)
+	if err != nil {
+		return false, err
+	}
 	if ign.covers(w.Rel(dir)) {
 		ign = nil
 	}
@@ -301,13 +398,25 @@ type ignoreRule struct {
 // ignoreRules is a parsed .gitignore; the last matching rule wins.
 type ignoreRules []ignoreRule
 
-// gitignore reads the root .gitignore. It supports the common forms —
-// names, globs (with **), "dir/", a leading "/" or a middle slash to anchor
-// at the root, "!" to re-include — not escapes or nested .gitignore files.
-func (w *Workspace) gitignore() ignoreRules {
-	data, _, err := readHead(filepath.Join(w.root, ".gitignore"))
+// gitignore reads the root .gitignore, resolved like any path a tool
+// reads: one that is linked out of the root, or is not a regular file (a
+// FIFO would block the walk for ever), is an error; a missing one has no
+// rules. It supports the common forms — names, globs (with **), "dir/", a
+// leading "/" or a middle slash to anchor at the root, "!" to re-include —
+// not escapes or nested .gitignore files.
+func (w *Workspace) gitignore(ctx context.Context) (ignoreRules, error) {
+	abs, err := w.Resolve(".gitignore")
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("the workspace's .gitignore cannot be used, so ignored files cannot be told apart: %w", err)
+	}
+	data, _, err := readHead(ctx, abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case isNotRegular(err):
+		return nil, fmt.Errorf("the workspace's .gitignore %s; it cannot be read, so ignored files cannot be told apart — ask the user to make it a regular file", err)
+	case err != nil:
+		return nil, fmt.Errorf("read the workspace's .gitignore: %w", err)
 	}
 	var rules ignoreRules
 	for _, line := range strings.Split(string(data), "\n") {
@@ -335,7 +444,7 @@ func (w *Workspace) gitignore() ignoreRules {
 		r.alts = alts
 		rules = append(rules, r)
 	}
-	return rules
+	return rules, nil
 }
 
 // ignored reports whether the entry at rel (root-relative, slash) is

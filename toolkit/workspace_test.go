@@ -224,7 +224,10 @@ func TestGitignore(t *testing.T) {
 		"**/tmp",
 		"",
 	}, "\n")})
-	rules := newWorkspace(t, root).gitignore()
+	rules, err := newWorkspace(t, root).gitignore(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		rel   string
 		isDir bool

@@ -69,9 +69,11 @@ func WriteFileTool(ws *Workspace, allow func(rel string) error) *agentcore.Tool 
 			switch {
 			case err == nil && fi.IsDir():
 				return WriteOutput{}, fmt.Errorf("%s is a directory, not a file", rel)
+			case err == nil && !fi.Mode().IsRegular():
+				return WriteOutput{}, fmt.Errorf("path %q %v; write_file writes regular files only", in.Path, notRegularError{fi.Mode()})
 			case err == nil:
-				if before, err = readPrefix(abs, maxDiffBytes+1); err != nil {
-					return WriteOutput{}, fmt.Errorf("read %s: %w", rel, err)
+				if before, err = readPrefix(ctx, abs, maxDiffBytes+1); err != nil {
+					return WriteOutput{}, readError(in.Path, err)
 				}
 			case !errors.Is(err, fs.ErrNotExist):
 				return WriteOutput{}, fmt.Errorf("stat %s: %w", rel, err)
@@ -114,14 +116,19 @@ func diffText(data []byte) (text string, cut bool) {
 	return string(data[:n]), true
 }
 
-// readPrefix reads at most n bytes of the file abs.
-func readPrefix(abs string, n int64) ([]byte, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
+// readPrefix reads at most n bytes of the regular file abs, as readHead
+// does: refusing anything else, and returning when ctx ends.
+func readPrefix(ctx context.Context, abs string, n int64) ([]byte, error) {
+	data, _, err := withContext(ctx, func() ([]byte, bool, error) {
+		f, _, err := openRegularNow(abs)
+		if err != nil {
+			return nil, false, err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, n))
+		return data, true, err
+	})
+	return data, err
 }
 
 // writeAtomic writes data to a temporary file beside abs and renames it
