@@ -43,7 +43,7 @@ var Shortcuts = []ShortcutGroup{
 		{"enter", "", "Send (while a reply streams: Send now, read at the agent's next step)"},
 		{"alt+enter", "queue", "Queue it as the next turn (while a reply streams)"},
 		{"shift+enter", "", "New line"},
-		{"escape", "stop", "Stop the reply (or skip an open question)"},
+		{"escape", "stop", "Stop the reply, skip an open question, or deny a waiting approval"},
 	}},
 	{"In a focused approval", []Shortcut{
 		{"y", "approve-once", "Allow once"},

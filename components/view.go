@@ -47,6 +47,7 @@ type Chat struct {
 	Title     string
 	Model     string
 	Running   bool
+	Waiting   bool // its run waits for the user (a question, plan or approval): Stop ends it
 	Messages  []Message
 	Deleted   bool
 	Mode      string // "build" | "plan"

@@ -180,7 +180,7 @@ func (v *chatStream) full(ctx context.Context) error {
 	if err := v.sse.PatchElementTempl(components.Messages(c)); err != nil {
 		return err
 	}
-	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running)); err != nil {
+	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running, c.Waiting)); err != nil {
 		return err
 	}
 	return v.patchInboxSidebar(ctx, true, true)
@@ -256,7 +256,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.actions {
-		if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, running)); err != nil {
+		if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, running, !running && v.s.rt.Waiting(ctx, v.id))); err != nil {
 			return err
 		}
 	}
