@@ -56,7 +56,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 	live, running := s.rt.Live(t.ID)
 	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running,
 		Waiting: !running && s.rt.Waiting(ctx, t.ID),
-		Mode: threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true,
+		Mode:    threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true,
 		Workspace: threadWorkspace(t, s.cfg.Workspace), CanPick: s.cfg.PickFolder != nil, Pager: pager}
 	for _, m := range msgs {
 		v := s.messageView(m, live, running, nil)
