@@ -61,6 +61,11 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 		// GTK would panic; say what is wrong instead.
 		return errNoDisplay
 	}
+	lock, err := lockDataDir(c.DataDir)
+	if err != nil {
+		return desktopOnRunning(ctx, c.DataDir, err, o.Log)
+	}
+	defer lock.release() // Close releases it once the instance is open
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen on 127.0.0.1: %w", err)
@@ -82,7 +87,7 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 		}
 		return wruntime.OpenDirectoryDialog(*wctx, wruntime.OpenDialogOptions{Title: "Choose the chat's workspace folder", CanCreateDirectories: true})
 	}
-	in, err := Open(ctx, c, o)
+	in, err := openLocked(ctx, c, o, lock)
 	if err != nil {
 		ln.Close()
 		return err

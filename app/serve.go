@@ -37,11 +37,18 @@ func Serve(ctx context.Context, c Config, o Options, ready func(url string)) err
 	if !loopback && c.Token == "" {
 		return errExposed
 	}
+	// The folder before the port: a second Parley on it is told so, not
+	// that the port is taken.
+	lock, err := lockDataDir(c.DataDir)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
+		lock.release()
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
-	in, err := Open(ctx, c, o)
+	in, err := openLocked(ctx, c, o, lock)
 	if err != nil {
 		ln.Close()
 		return err
@@ -63,6 +70,9 @@ func (in *Instance) serve(ctx context.Context, ln net.Listener, loopback bool, r
 	url := "http://" + ln.Addr().String()
 	if loopback {
 		url = "http://127.0.0.1:" + port
+	}
+	if err := in.lock.setURL(url); err != nil {
+		in.Log.Warn("a second Parley on this data folder will not be told where this one is", "err", err)
 	}
 	if in.Config.Token != "" {
 		url += "/auth?token=" + in.Config.Token

@@ -43,6 +43,8 @@ type Instance struct {
 	MCP     *mcp.Manager     // the MCP servers and their tools
 	Keys    *KeyStore        // provider keys saved in Settings
 	Log     *slog.Logger
+
+	lock *dataLock // the data folder's, released by Close
 }
 
 // Options adjust wiring for tests and benchmarks.
@@ -69,8 +71,18 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Open wires a Parley instance. Close it when done.
+// Open wires a Parley instance. Close it when done. It holds the data
+// folder's lock from before the database is opened until Close: while
+// another Parley runs on the folder, Open is a *RunningError.
 func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
+	lock, err := lockDataDir(c.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	return openLocked(ctx, c, o, lock)
+}
+
+func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -224,7 +236,7 @@ func Open(ctx context.Context, c Config, o Options) (*Instance, error) {
 }
 
 // Close stops every run (their partial replies are kept, marked
-// interrupted), then closes the store.
+// interrupted), then closes the store and lets the data folder go.
 func (in *Instance) Close() {
 	if in.UI != nil {
 		in.UI.Shutdown()
@@ -241,6 +253,7 @@ func (in *Instance) Close() {
 	if err := in.Store.Close(); err != nil {
 		in.Log.Error("close store", "err", err)
 	}
+	in.lock.release()
 }
 
 // pickModel is the first default model whose provider has a key, else the

@@ -1,0 +1,54 @@
+//go:build desktop
+
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+)
+
+// desktopOnRunning is `parley desktop` on a data folder another Parley
+// holds (lockErr): the window opens on that Parley, logged in with its
+// token, and no second server starts. When that cannot be (it has not said
+// where it is, its token cannot be read), the refusal is returned as it is.
+func desktopOnRunning(ctx context.Context, dataDir string, lockErr error, log *slog.Logger) error {
+	var running *RunningError
+	if !errors.As(lockErr, &running) {
+		return lockErr
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	login, err := runningLoginURL(dataDir, running)
+	if err != nil {
+		log.Warn("cannot open a window on the running Parley", "err", err)
+		return running
+	}
+	log.Info("Parley already runs on this data folder: opening a window on it", "url", running.URL, "pid", running.PID)
+	err = wails.Run(&options.App{
+		Title:            "Parley",
+		Width:            windowWidth,
+		Height:           windowHeight,
+		MinWidth:         windowMinWidth,
+		MinHeight:        windowMinHeight,
+		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
+		AssetServer:      &assetserver.Options{Handler: launchPage(login)},
+		OnStartup: func(wctx context.Context) {
+			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
+		},
+		Linux:  &linux.Options{Icon: Icon, WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+		Logger: wailsLog{log},
+	})
+	if err != nil {
+		return fmt.Errorf("desktop window on the running Parley at %s: %w", running.URL, err)
+	}
+	return nil
+}
