@@ -39,7 +39,8 @@ const apiUsage = `Usage:
 Flags (anywhere after "api"):
   --url URL      the Parley to call (default: env PARLEY_URL, else the desktop
                  app running for this user, else ` + defaultAPIURL + `)
-  --token T      sent as Authorization: Bearer T (env PARLEY_TOKEN)
+  --token T      sent as Authorization: Bearer T (default: env PARLEY_TOKEN,
+                 else the token of the data folder, env PARLEY_DATA_DIR)
   --timeout D    give up on a request after D (default ` + "30s" + `)
   --pretty       indent the JSON output
 `
@@ -109,6 +110,12 @@ func apiCmd(args []string, getenv func(string) string, stdout, stderr io.Writer)
 			if !set["token"] && getenv("PARLEY_TOKEN") == "" {
 				o.token = a.Token
 			}
+		}
+	}
+	if o.token == "" {
+		// The data folder's token, which every Parley on it answers to.
+		if t, terr := readToken(TokenPath(dataDirFrom(getenv))); terr == nil {
+			o.token = t
 		}
 	}
 	var out any

@@ -44,12 +44,19 @@ func apiTestTools() map[string]*agentcore.Tool {
 }
 
 // startAPIServer runs a real Parley with the test tools on a free loopback
-// port and returns its address.
+// port and returns its address. With no token given, PARLEY_DATA_DIR names
+// its data folder, so `parley api` finds the folder's token as a user's
+// does; with one, PARLEY_DATA_DIR is an empty folder (no token to find).
 func startAPIServer(t *testing.T, token string) string {
 	t.Helper()
 	model := scripted.NewServer()
 	t.Cleanup(model.Close)
 	dir := t.TempDir()
+	if token == "" {
+		t.Setenv("PARLEY_DATA_DIR", dir)
+	} else {
+		t.Setenv("PARLEY_DATA_DIR", t.TempDir())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	in, err := Open(ctx, Config{DataDir: dir, Workspace: dir, Model: DemoModel, Token: token, Getenv: func(string) string { return "" }},
 		Options{Scripted: model, Tools: apiTestTools(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -250,7 +257,14 @@ func TestAPICommandHelp(t *testing.T) {
 
 func TestAPICommandNotify(t *testing.T) {
 	url := startAPIServer(t, "")
-	resp, err := http.Post(url+"/api/memory/threads", "application/json", strings.NewReader(`{"resourceId":"me","title":"CI"}`))
+	tok, err := LoadToken(os.Getenv("PARLEY_DATA_DIR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/memory/threads", strings.NewReader(`{"resourceId":"me","title":"CI"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -99,7 +100,14 @@ func isLoopback(addr string) bool {
 
 var errExposed = errors.New("refusing to listen on a non-loopback address without a token: set --token or PARLEY_TOKEN (every request will then need it)")
 
-// loopbackHosts are the Host values a loopback listener on port answers to.
-func loopbackHosts(port string) []string {
-	return []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
+// loopbackHosts are the Host values a loopback listener on addr answers
+// to: its own address (127.0.0.2:P, [::1]:P…) and the usual names of the
+// loopback on its port.
+func loopbackHosts(addr net.Addr) []string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	hosts := []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
+	if own := net.JoinHostPort(host, port); !slices.Contains(hosts, own) {
+		hosts = append(hosts, own)
+	}
+	return hosts
 }

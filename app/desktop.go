@@ -70,10 +70,12 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 	if err != nil {
 		return fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
-	// Scripts reach the desktop's API with a token (PARLEY_TOKEN, else one
-	// made for this launch and published in desktop.json).
-	if c.Token == "" {
-		c.Token = newToken()
+	// Scripts reach the desktop's API with the data folder's token (or
+	// PARLEY_TOKEN), as they reach web mode; the window logs in with a
+	// one-time launch secret instead.
+	if c.Token, err = accessToken(c); err != nil {
+		ln.Close()
+		return err
 	}
 	auth := ui.NewAuth(c.Token)
 	o.Auth = auth

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -179,18 +178,10 @@ func runningLoginURL(dataDir string, running *RunningError) (string, error) {
 	if running.URL == "" {
 		return "", errors.New("the running Parley has not recorded its address")
 	}
-	token := ""
-	if a, ok := readDesktopAddress(dataDir); ok && a.URL == running.URL {
-		token = a.Token
-	} else {
-		raw, err := os.ReadFile(filepath.Join(dataDir, "token"))
-		if err != nil {
-			return "", fmt.Errorf("read the running Parley's token: %w", err)
-		}
-		token = strings.TrimSpace(string(raw))
-	}
-	if token == "" {
-		return "", errors.New("read the running Parley's token: the token file is empty")
+	// Every Parley on a folder answers to the folder's token.
+	token, err := readToken(TokenPath(dataDir))
+	if err != nil {
+		return "", fmt.Errorf("read the running Parley's token: %w", err)
 	}
 	return running.URL + "/?token=" + url.QueryEscape(token), nil
 }

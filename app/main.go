@@ -25,6 +25,7 @@ Usage:
   parley serve   [--addr 127.0.0.1:7777] [--data DIR] [--workspace DIR] [--model provider/model] [--demo] [--token T]
   parley desktop [--data DIR] [--workspace DIR] [--model provider/model] [--demo]
   parley api tool list|get <id>|execute <id> '<json>' [--url URL] [--token T] [--schema]
+  parley token   [--data DIR]    print the token every request needs (kept in DIR/token)
   parley version
 
 Environment: PARLEY_DATA_DIR, PARLEY_MODEL, PARLEY_TOKEN, and the providers'
@@ -46,6 +47,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return apiCmd(args[1:], os.Getenv, stdout, stderr)
 	case "desktop":
 		err = desktopCmd(args[1:], stdout, stderr)
+	case "token":
+		err = tokenCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "parley %s\n", version())
 	case "help", "--help", "-h":

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -57,28 +58,36 @@ func Serve(ctx context.Context, c Config, o Options, ready func(url string)) err
 	return in.serve(ctx, ln, loopback, ready)
 }
 
+// BaseURL is the address a listener is reached at, as bound (127.0.0.2:P,
+// [::1]:P); a wildcard listener is shown as its loopback.
+func BaseURL(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// LoginURL is the address that logs a browser in: the token is traded for
+// a session cookie and the browser goes on to the same address without it.
+func LoginURL(addr net.Addr, token string) string {
+	return BaseURL(addr) + "/?token=" + url.QueryEscape(token)
+}
+
 // serve answers on ln until ctx ends.
 func (in *Instance) serve(ctx context.Context, ln net.Listener, loopback bool, ready func(url string)) error {
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	if loopback {
-		in.UI.AllowHosts(loopbackHosts(port)...)
+		in.UI.AllowHosts(loopbackHosts(ln.Addr())...)
 	} // else: any Host, every request needs the token
 	srv := &http.Server{Handler: in.UI.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
-	url := "http://" + ln.Addr().String()
-	if loopback {
-		url = "http://127.0.0.1:" + port
-	}
-	if err := in.lock.setURL(url); err != nil {
+	if err := in.lock.setURL(BaseURL(ln.Addr())); err != nil {
 		in.Log.Warn("a second Parley on this data folder will not be told where this one is", "err", err)
 	}
-	if in.Config.Token != "" {
-		url += "/auth?token=" + in.Config.Token
-	}
 	if ready != nil {
-		ready(url)
+		ready(LoginURL(ln.Addr(), in.Config.Token))
 	}
 	select {
 	case err := <-errc:

@@ -69,6 +69,7 @@ func (s *served) post(t *testing.T, path string, body any) (int, string) {
 	req, _ := http.NewRequest(http.MethodPost, s.url+path, r)
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("Origin", s.url)
+	req.Header.Set("Authorization", "Bearer "+s.in.Config.Token)
 	resp, err := noRedirect.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,9 @@ func (s *served) post(t *testing.T, path string, body any) (int, string) {
 
 func (s *served) get(t *testing.T, path string) string {
 	t.Helper()
-	resp, err := http.Get(s.url + path)
+	req, _ := http.NewRequest(http.MethodGet, s.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+s.in.Config.Token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

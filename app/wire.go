@@ -90,6 +90,11 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	if o.LLM.Getenv == nil {
 		o.LLM.Getenv = c.Getenv
 	}
+	tok, err := accessToken(c)
+	if err != nil {
+		return nil, err
+	}
+	c.Token = tok
 	db, err := storage.Open(ctx, c.DBPath())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", c.DBPath(), err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,6 +146,12 @@ func measureProcess(t *testing.T, dir, threadID string) (startup time.Duration, 
 	if url == "" {
 		t.Fatal("parley serve never said where it runs")
 	}
+	login, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url = "http://" + login.Host
+	rememberToken(url, login.Query().Get("token"))
 	go io.Copy(io.Discard, out)
 	resp, err := http.Get(url + "/")
 	if err != nil {
@@ -159,7 +166,7 @@ func measureProcess(t *testing.T, dir, threadID string) (startup time.Duration, 
 
 	time.Sleep(time.Second)
 	idleMiB = rssMiB(t, cmd.Process.Pid)
-	pg := incognito(t).MustPage(url + "/t/" + threadID)
+	pg := incognito(t).MustPage(signedIn(url + "/t/" + threadID))
 	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null && document.querySelectorAll('#messages > .msg').length === 50`)
 	time.Sleep(time.Second)
 	openMiB = rssMiB(t, cmd.Process.Pid)

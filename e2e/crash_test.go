@@ -40,9 +40,11 @@ func startBinary(t *testing.T, data string) (*exec.Cmd, string) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.Contains(line, "http://") {
-		t.Fatalf("parley serve printed %q, %v", line, err)
+	if err != nil || !strings.Contains(line, "http://"+addr+"/?token=") {
+		t.Fatalf("parley serve printed %q, %v; want its login address", line, err)
 	}
+	login, _ := url.Parse(strings.TrimSpace(line[strings.Index(line, "http://"):]))
+	rememberToken("http://"+addr, login.Query().Get("token"))
 	return cmd, "http://" + addr
 }
 
@@ -69,7 +71,7 @@ func TestCrashMidReplyShowsInterrupted(t *testing.T) {
 	_ = cmd.Wait()
 
 	_, base = startBinary(t, data)
-	pg := incognito(t).MustPage(base + thread)
+	pg := incognito(t).MustPage(signedIn(base + thread))
 	pg.MustWaitLoad()
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=interrupted]') !== null`)
 	note := evalString(pg, `() => document.querySelector('#messages .msg-assistant .msg-note').innerText`)

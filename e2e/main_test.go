@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,6 +58,9 @@ func TestMain(m *testing.M) {
 	// The tests' own requests (to Parley, to the desktop app) must not wait
 	// for ever on a server that stopped answering.
 	http.DefaultClient.Timeout = time.Minute
+	// Every request needs a Parley's token; the tests' own requests carry
+	// the token of the Parley they go to.
+	http.DefaultTransport = tokenTransport{http.DefaultTransport}
 	watchSuite()
 	code := m.Run()
 	if shared.cleanup != nil {
@@ -146,7 +150,57 @@ func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*
 	})
 	t.Cleanup(stop)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return &parley{t: t, URL: "http://127.0.0.1:" + port, Model: model, In: in, dir: dir, tools: tools, stop: stop}
+	base := "http://127.0.0.1:" + port
+	rememberToken(base, in.Config.Token)
+	return &parley{t: t, URL: base, Model: model, In: in, dir: dir, tools: tools, stop: stop}
+}
+
+// tokens are the running Parleys' tokens by host:port.
+var tokens sync.Map
+
+// rememberToken notes the token of the Parley at base.
+func rememberToken(base, token string) {
+	u, err := url.Parse(base)
+	if err != nil || token == "" {
+		panic(fmt.Sprintf("rememberToken(%q): %v", base, err))
+	}
+	tokens.Store(u.Host, token)
+}
+
+// tokenTransport adds the token of the Parley a request goes to, unless the
+// request says otherwise (a test of auth itself sets its own header or
+// none: "Authorization: -" is sent as no header at all).
+type tokenTransport struct{ next http.RoundTripper }
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch h := r.Header.Get("Authorization"); {
+	case h == "-":
+		r = r.Clone(r.Context())
+		r.Header.Del("Authorization")
+	case h == "":
+		if tok, ok := tokens.Load(r.URL.Host); ok {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok.(string))
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
+// signedIn is address u with the token of its Parley, which logs a browser
+// in and sends it on to u.
+func signedIn(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		panic(err)
+	}
+	tok, ok := tokens.Load(p.Host)
+	if !ok {
+		panic("no token known for " + p.Host)
+	}
+	q := p.Query()
+	q.Set("token", tok.(string))
+	p.RawQuery = q.Encode()
+	return p.String()
 }
 
 // restart quits this Parley (open runs are stopped, as on a real quit) and
@@ -160,7 +214,7 @@ func (p *parley) restart() *parley {
 // page opens path in a fresh incognito context of the shared browser.
 func (p *parley) page(path string) *rod.Page {
 	p.t.Helper()
-	pg := incognito(p.t).MustPage(p.URL + path)
+	pg := incognito(p.t).MustPage(signedIn(p.URL + path))
 	pg.MustWaitLoad()
 	return pg
 }

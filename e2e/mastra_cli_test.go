@@ -46,13 +46,24 @@ func findMastraCLI(t *testing.T) (node, bin string) {
 	return node, bin
 }
 
+// mastraCLIFor runs the CLI against the Parley at url with its token, as a
+// user does: --header "Authorization: Bearer <token>".
 func mastraCLIFor(t *testing.T, node, bin, url string) mastraCmd {
+	tok, ok := tokens.Load(strings.TrimPrefix(url, "http://"))
+	if !ok {
+		t.Fatalf("no token known for %s", url)
+	}
+	return mastraCLIWith(t, node, bin, url, "--header", "Authorization: Bearer "+tok.(string))
+}
+
+// mastraCLIWith runs the CLI against url with the flags given.
+func mastraCLIWith(t *testing.T, node, bin, url string, flags ...string) mastraCmd {
 	home := t.TempDir()
 	return func(t *testing.T, args ...string) (map[string]any, bool) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), cliTimeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{bin, "api", "--url", url}, args...)...)
+		cmd := exec.CommandContext(ctx, node, append(append([]string{bin, "api", "--url", url}, flags...), args...)...)
 		cmd.Dir = home
 		// No telemetry, no config of the user running the tests.
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MASTRA_TELEMETRY_DISABLED=1", "NO_COLOR=1"}
@@ -256,4 +267,34 @@ func TestMastraCLITools(t *testing.T) {
 
 	agent := must("agent", "get", "parley")
 	expect("agent get: tool id", at(agent, "data", "tools", "write_note", "id"), "write_note")
+}
+
+// Without the token the CLI gets Parley's 401 and its one-line reason, for
+// reading and for running a tool alike; with a wrong one too.
+func TestMastraCLINeedsTheToken(t *testing.T) {
+	node, bin := findMastraCLI(t)
+	p := startParley(t)
+	for name, flags := range map[string][]string{
+		"no header":   nil,
+		"wrong token": {"--header", "Authorization: Bearer not-the-token-0000"},
+	} {
+		mastra := mastraCLIWith(t, node, bin, p.URL, flags...)
+		for _, args := range [][]string{
+			{"tool", "list"},
+			{"tool", "execute", "execute_command", `{"command":"touch pwned"}`},
+		} {
+			out, ok := mastra(t, args...)
+			raw, _ := json.Marshal(out)
+			if ok || !strings.Contains(string(raw), "401") || !strings.Contains(string(raw), "authentication required") {
+				t.Errorf("%s: mastra %v = %s, want a 401 naming the missing credential", name, args, raw)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "pwned")); err == nil {
+		t.Fatal("a command ran without the token")
+	}
+	// With it, the same CLI works.
+	if out, ok := mastraCLIFor(t, node, bin, p.URL)(t, "tool", "list"); !ok {
+		t.Fatalf("with the token: %v", out)
+	}
 }
