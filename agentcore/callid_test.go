@@ -26,6 +26,34 @@ var hostileCallIDs = []string{
 // parleyID is what every call id Parley stores, publishes or shows must be.
 var parleyID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// callIDOf is Parley's id for the call the provider named pid in msgs:
+// tests script the provider's ids, Parley issues its own.
+func callIDOf(t testing.TB, msgs []agentcore.Message, pid string) string {
+	t.Helper()
+	for _, m := range msgs {
+		for _, p := range m.Content.Parts {
+			if ti := p.ToolInvocation; ti != nil && ti.ProviderCallID == pid {
+				return ti.ToolCallID
+			}
+		}
+	}
+	t.Fatalf("no call the provider named %q", pid)
+	return ""
+}
+
+// eventCallIDOf is Parley's id for the call the provider named pid in
+// events.
+func eventCallIDOf(t testing.TB, events []agentcore.Event, pid string) string {
+	t.Helper()
+	for _, e := range events {
+		if e.ProviderCallID == pid && e.ToolCallID != "" {
+			return e.ToolCallID
+		}
+	}
+	t.Fatalf("no call the provider named %q", pid)
+	return ""
+}
+
 func echoTool() *agentcore.Tool {
 	return &agentcore.Tool{ID: "echo", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(ctx context.Context, in json.RawMessage, tc *agentcore.ToolContext) (any, error) {
@@ -33,10 +61,15 @@ func echoTool() *agentcore.Tool {
 		}}
 }
 
-// A provider whose tool call ids are hostile, repeat or are empty: every
-// id stored and published is Parley's (valid, one per call, the same from
-// the first input event to the result), and the next request to the
-// provider carries the provider's own ids back, each call with its result.
+// safeCallIDs are tool call ids as real providers make them: safe
+// anywhere, and still not Parley's.
+var safeCallIDs = []string{"call_abc", "toolu_01"}
+
+// A provider whose tool call ids are hostile, safe, repeat or are empty:
+// every id stored and published is Parley's (valid, one per call, the same
+// from the first input event to the result, never the provider's), and the
+// next request to the provider carries the provider's own ids back, each
+// call with its result.
 func TestProviderCallIDsAreReissued(t *testing.T) {
 	srv := scripted.NewServer()
 	defer srv.Close()
@@ -45,8 +78,9 @@ func TestProviderCallIDsAreReissued(t *testing.T) {
 	rt.Agents()[0].Tools["echo"] = echoTool()
 	th := thread(t, rt)
 
+	providerIDs := append(append([]string{}, hostileCallIDs...), safeCallIDs...)
 	var calls []scripted.ToolCall
-	for _, id := range hostileCallIDs {
+	for _, id := range providerIDs {
 		calls = append(calls, scripted.ToolCall{ID: id, Name: "echo", Args: `{"n":1}`})
 	}
 	calls = append(calls,
@@ -112,6 +146,12 @@ func TestProviderCallIDsAreReissued(t *testing.T) {
 			t.Fatalf("stored call %d: id %.40q state %s args %s; want id %s, a result, args %s", i, ti.ToolCallID, ti.State, ti.Args, order[i], calls[i].Args)
 		}
 	}
+	// Even a safe provider id is not Parley's: it is kept only to go back.
+	for i, id := range providerIDs {
+		if order[i] == id || stored[i].ProviderCallID != id {
+			t.Errorf("call %d: Parley's id %.40q, kept provider id %.40q; want an id of Parley's own and the provider's %.40q kept", i, order[i], stored[i].ProviderCallID, id)
+		}
+	}
 
 	// Sent back: the provider's ids, in order, each result after its call.
 	reqs := srv.Requests()
@@ -130,16 +170,21 @@ func TestProviderCallIDsAreReissued(t *testing.T) {
 	if len(sentCalls) != len(calls) || len(sentResults) != len(calls) {
 		t.Fatalf("the second request carries %d calls and %d results, want %d of each", len(sentCalls), len(sentResults), len(calls))
 	}
-	for i, id := range hostileCallIDs {
+	for i, id := range providerIDs {
 		if sentCalls[i] != id || sentResults[i] != id {
 			t.Errorf("call %d went back as %.40q with result %.40q, want the provider's %.40q", i, sentCalls[i], sentResults[i], id)
 		}
 	}
-	// The repeated id goes back once; the second call with it, and the
-	// call without an id, go back under the ids Parley gave them.
-	n := len(hostileCallIDs)
-	if sentCalls[n] != "dup" || sentCalls[n+1] != order[n+1] || sentCalls[n+2] != order[n+2] {
-		t.Errorf("the repeated and empty ids went back as %q %q %q; want dup %s %s", sentCalls[n], sentCalls[n+1], sentCalls[n+2], order[n+1], order[n+2])
+	// The repeated id goes back once; the second call with it goes back
+	// under the id Parley gave it, and the call without an id under the one
+	// the provider's adapter named it (which is not Parley's either).
+	n := len(providerIDs)
+	empty := stored[n+2].ProviderCallID
+	if sentCalls[n] != "dup" || sentCalls[n+1] != order[n+1] || empty == "" || empty == order[n+2] || sentCalls[n+2] != empty {
+		t.Errorf("the repeated and empty ids went back as %q %q %q; want dup %s and the adapter's id %q, not Parley's %s", sentCalls[n], sentCalls[n+1], sentCalls[n+2], order[n+1], empty, order[n+2])
+	}
+	if stored[n+1].ProviderCallID != "" {
+		t.Errorf("the second call named dup keeps provider id %q; only the first may", stored[n+1].ProviderCallID)
 	}
 	for i := n; i < len(calls); i++ {
 		if sentResults[i] != sentCalls[i] {

@@ -81,10 +81,10 @@ type Event struct {
 	Signature  string
 	URL, Title string // source
 	// ProviderCallID (tool-call-input-streaming-start, tool-call) is the
-	// provider's id for the call when Parley gave the call another
-	// (ToolCallID is always Parley's): the message keeps it only to send
-	// it back to the provider with the call and its result. It is never
-	// shown, nor used to find the call.
+	// provider's id for the call, if it gave one (ToolCallID is always
+	// Parley's): the message keeps it only to send it back to the provider
+	// with the call and its result. It is never shown, nor used to find
+	// the call.
 	ProviderCallID string
 	// Resume is the user's answer that the call ran again with.
 	Resume json.RawMessage

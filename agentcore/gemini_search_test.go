@@ -157,7 +157,8 @@ func TestGeminiSignatureSurvivesSuspension(t *testing.T) {
 	srv.Push(llmtest.GeminiReply{Chunks: []llmtest.GeminiChunk{
 		{Parts: []map[string]any{llmtest.GeminiText("Deploying on 8080.")}, Finish: "STOP", Usage: llmtest.GeminiUsage{Prompt: 90, Candidates: 5}},
 	}})
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "q1", Data: json.RawMessage(`"8080"`)}); err != nil {
+	q1 := callIDOf(t, messages(t, rt, th.ID), "q1")
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: q1, Data: json.RawMessage(`"8080"`)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = rt.Wait(t.Context(), th.ID)

@@ -32,9 +32,6 @@ type run struct {
 	active map[string]bool // nil: every tool
 	usage  Usage
 	spec   string // the model's provider/model
-	// callIDs are the tool call ids of the thread, so that no two calls
-	// share one (see callID).
-	callIDs map[string]bool
 }
 
 // emit hands e to the consumer; it reports false once the consumer is gone.
@@ -54,7 +51,6 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 	if !ok {
 		return
 	}
-	r.callIDs = threadCallIDs(messages)
 	r.loop(ctx, model, r.prompt(messages), 1)
 }
 
@@ -84,7 +80,6 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 		r.emit(Event{Type: EventError, Error: fmt.Sprintf("%s: %s", ErrNotSuspended, in.ToolCallID)})
 		return
 	}
-	r.callIDs = threadCallIDs(messages)
 	c := &call{id: ti.ToolCallID, providerID: ti.ProviderCallID, name: ti.ToolName, tool: r.resolve(ti.ToolName), input: ti.Args, resume: in.Data}
 	if ti.Approval {
 		var d ApprovalDecision
@@ -273,7 +268,7 @@ type stepOut struct {
 
 // call is one tool call of a step.
 type call struct {
-	id, name  string // id is Parley's (see callID): stored, published, shown, used in URLs
+	id, name  string // id is Parley's (NewCallID, see callid.go): stored, published, shown, used in URLs
 	tool      *Tool  // resolved at input start; nil if unknown
 	args      strings.Builder
 	input     json.RawMessage // the complete, parsed (maybe repaired) input
@@ -286,16 +281,17 @@ type call struct {
 	providerExecuted bool
 	result           toolResult
 
-	// providerID is the provider's id for the call when it is not id:
-	// sent back to the provider with the call and its result (sendID),
-	// and nowhere else.
+	// providerID is the provider's id for the call, unless the provider
+	// gave none or gave it to an earlier call of the step: sent back to
+	// the provider with the call and its result (sendID), and nowhere
+	// else.
 	providerID string
 }
 
 // step makes one model call, streaming its text and tool input.
 //
 // The provider's parts name calls by the provider's ids, which are not
-// Parley's (see callID): one id may name several calls of the step, one
+// Parley's (see callid.go): one id may name several calls of the step, one
 // after the other (a provider that numbers calls per answer, or gives none),
 // so each provider id keeps the calls it named that are not yet complete,
 // oldest first. Input goes to the newest; a complete call is the oldest,
@@ -308,8 +304,8 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 	sent := map[string]bool{}        // provider ids that go back to the provider in this step
 	var order []*call
 	begin := func(pid, name string) *call {
-		c := &call{id: r.callID(pid), name: name, tool: r.resolve(name)}
-		if pid != "" && pid != c.id && !sent[pid] {
+		c := &call{id: NewCallID(), name: name, tool: r.resolve(name)}
+		if pid != "" && !sent[pid] {
 			c.providerID = pid
 		}
 		sent[pid] = true
@@ -428,7 +424,7 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 			if q := executed[part.ToolCallID]; len(q) > 0 {
 				id, executed[part.ToolCallID] = q[0].id, q[1:]
 			} else {
-				id = r.callID(part.ToolCallID) // a result for no call seen: shown on its own
+				id = NewCallID() // a result for no call seen: shown on its own
 			}
 			r.emit(Event{Type: EventToolResult, Step: step, ToolCallID: id, ToolName: part.ToolName,
 				Result: res, IsError: part.IsError, ProviderExecuted: true})

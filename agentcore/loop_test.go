@@ -145,7 +145,7 @@ func TestSeveralCallsInOneStep(t *testing.T) {
 	for _, r := range results {
 		got[r.ToolCallID] = string(r.Result)
 	}
-	if !strings.Contains(got["c1"], "Paris") || !strings.Contains(got["c2"], "Oslo") {
+	if !strings.Contains(got[eventCallIDOf(t, events, "c1")], "Paris") || !strings.Contains(got[eventCallIDOf(t, events, "c2")], "Oslo") {
 		t.Fatalf("results %v", got)
 	}
 	if n := len(srv.Requests()[1].Messages); n < 4 {
@@ -240,9 +240,13 @@ func TestBeforeHookShortCircuitsAndToolErrorsReachAfterHook(t *testing.T) {
 	}
 	srv.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "b", Name: "blocked", Args: `{}`}, {ID: "f", Name: "fail", Args: `{}`}}}, scripted.Reply{Text: "ok"})
 	events := collectRun(a, agentcore.StreamOptions{}, "x")
-	results := map[string]agentcore.Event{}
+	results := map[string]agentcore.Event{} // by the provider's id
 	for _, r := range find(events, agentcore.EventToolResult) {
-		results[r.ToolCallID] = r
+		for _, pid := range []string{"b", "f"} {
+			if r.ToolCallID == eventCallIDOf(t, events, pid) {
+				results[pid] = r
+			}
+		}
 	}
 	if executed || string(results["b"].Result) != `{"skipped":true}` || results["b"].IsError {
 		t.Fatalf("blocked call: executed=%v result=%+v", executed, results["b"])
@@ -304,10 +308,15 @@ func TestBadInputFromTheModel(t *testing.T) {
 	if last := events[len(events)-1]; last.Type != agentcore.EventFinish {
 		t.Fatalf("run ended with %+v", last)
 	}
-	res := map[string]string{}
+	res := map[string]string{} // by the provider's id
 	isErr := map[string]bool{}
-	for _, r := range find(events, agentcore.EventToolResult) {
-		res[r.ToolCallID], isErr[r.ToolCallID] = string(r.Result), r.IsError
+	for _, pid := range []string{"schema", "repair", "broken", "panic"} {
+		id := eventCallIDOf(t, events, pid)
+		for _, r := range find(events, agentcore.EventToolResult) {
+			if r.ToolCallID == id {
+				res[pid], isErr[pid] = string(r.Result), r.IsError
+			}
+		}
 	}
 	for _, p := range []string{"/city", "/unit", "(root)"} {
 		if !strings.Contains(res["schema"], p) {
@@ -325,7 +334,7 @@ func TestBadInputFromTheModel(t *testing.T) {
 	}
 	var repaired agentcore.Event
 	for _, e := range find(events, agentcore.EventToolCall) {
-		if e.ToolCallID == "repair" {
+		if e.ToolCallID == eventCallIDOf(t, events, "repair") {
 			repaired = e
 		}
 	}
@@ -469,7 +478,7 @@ func TestCancelLeavesNoDanglingCall(t *testing.T) {
 		}
 	}
 	res = find(events, agentcore.EventToolResult)
-	if len(res) != 1 || res[0].ToolCallID != "c2" || !res[0].Cancelled || events[len(events)-1].Type != agentcore.EventAbort {
+	if len(res) != 1 || res[0].ToolCallID != eventCallIDOf(t, events, "c2") || !res[0].Cancelled || events[len(events)-1].Type != agentcore.EventAbort {
 		t.Fatalf("mid-input cancel: %s, %+v", types(events), res)
 	}
 }

@@ -122,9 +122,9 @@ type ToolInvocation struct {
 	ProviderExecuted bool `json:"providerExecuted,omitempty"`
 	// Signature is provider state that must go back with the call.
 	Signature string `json:"signature,omitempty"`
-	// ProviderCallID is the provider's id for the call when it is not
-	// ToolCallID: sent back to the provider with the call and its result
-	// (providers check that they match), used for nothing else.
+	// ProviderCallID is the provider's id for the call, if it gave one:
+	// sent back to the provider with the call and its result (providers
+	// check that they match), used for nothing else.
 	ProviderCallID string `json:"providerCallId,omitempty"`
 	// Transforms are display/transcript payloads by target and phase.
 	Transforms map[string]map[string]TransformResult `json:"transforms,omitempty"`

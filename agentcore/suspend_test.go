@@ -77,7 +77,9 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 
 	rt, closeRT = suspendRuntime(t, path, srv)
 	defer closeRT()
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "q1", Data: json.RawMessage(`7`)}); !errors.Is(err, agentcore.ErrBadResume) {
+	stored := messages(t, rt, th.ID)
+	q1, q2 := callIDOf(t, stored, "q1"), callIDOf(t, stored, "q2")
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: q1, Data: json.RawMessage(`7`)}); !errors.Is(err, agentcore.ErrBadResume) {
 		t.Fatalf("wrong-shaped answer: %v", err)
 	}
 	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "nope", Data: json.RawMessage(`"x"`)}); !errors.Is(err, agentcore.ErrNotSuspended) {
@@ -85,18 +87,18 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 	}
 	// The first answer resolves its call; the other question still blocks
 	// the model.
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "q1", Data: json.RawMessage(`"8080"`)}); err != nil {
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: q1, Data: json.RawMessage(`"8080"`)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = rt.Wait(t.Context(), th.ID)
 	if n := len(srv.Requests()); n != 1 {
 		t.Fatalf("the model was called with a question still open (%d requests)", n)
 	}
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "q1", Data: json.RawMessage(`"9090"`)}); !errors.Is(err, agentcore.ErrNotSuspended) {
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: q1, Data: json.RawMessage(`"9090"`)}); !errors.Is(err, agentcore.ErrNotSuspended) {
 		t.Fatalf("second answer to the same question: %v", err)
 	}
 	srv.Push(scripted.Reply{Text: "Deploying to example.org:8080."})
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "q2", Data: json.RawMessage(`"example.org"`)}); err != nil {
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: q2, Data: json.RawMessage(`"example.org"`)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = rt.Wait(t.Context(), th.ID)
@@ -122,7 +124,7 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 			results[ti.ToolCallID] = ti.ModelOutput
 		}
 	}
-	if results["q1"] != "User answered: 8080" || results["q2"] != "User answered: example.org" {
+	if results[q1] != "User answered: 8080" || results[q2] != "User answered: example.org" {
 		t.Fatalf("results %v", results)
 	}
 	// The model got both answers.
@@ -183,10 +185,12 @@ func TestApprovalGate(t *testing.T) {
 	if len(pending) != 2 || !pending[0].Approval || ran != 0 || !strings.Contains(string(pending[0].SuspendPayload), `"category":"edit"`) {
 		t.Fatalf("pending %+v, ran %d", pending, ran)
 	}
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`"yes"`)}); !errors.Is(err, agentcore.ErrBadResume) {
+	stored := messages(t, rt, th.ID)
+	a1, a2 := callIDOf(t, stored, "a1"), callIDOf(t, stored, "a2")
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: a1, Data: json.RawMessage(`"yes"`)}); !errors.Is(err, agentcore.ErrBadResume) {
 		t.Fatalf("malformed approval: %v", err)
 	}
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: a1, Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = rt.Wait(t.Context(), th.ID)
@@ -194,7 +198,7 @@ func TestApprovalGate(t *testing.T) {
 		t.Fatalf("after allow: ran %d, tool saw resume data %s", ran, sawResume)
 	}
 	srv.Push(scripted.Reply{Text: "ok"})
-	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a2", Data: json.RawMessage(`{"decision":"deny","reason":"not now"}`)}); err != nil {
+	if _, err := rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: a2, Data: json.RawMessage(`{"decision":"deny","reason":"not now"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = rt.Wait(t.Context(), th.ID)

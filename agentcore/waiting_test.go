@@ -83,20 +83,25 @@ func (g *gated) waitFor(t *testing.T, calls ...scripted.ToolCall) agentcore.Thre
 }
 
 // oneRun checks the thread has run one conversation: the user's message,
-// one reply, every run but the last closed, and what waits is want.
+// one reply, every run but the last closed, and what waits is the calls
+// the provider named want.
 func (g *gated) oneRun(t *testing.T, threadID string, want ...string) {
 	t.Helper()
 	waitIdle(t, g.rt, threadID)
-	if got := shape(messages(t, g.rt, threadID)); got != "user(complete) assistant(complete)" {
+	msgs := messages(t, g.rt, threadID)
+	if got := shape(msgs); got != "user(complete) assistant(complete)" {
 		t.Fatalf("thread %s: a second run started", got)
 	}
-	var ids []string
+	var ids, wantIDs []string
 	pending, _ := g.rt.Pending(t.Context(), threadID)
 	for _, p := range pending {
 		ids = append(ids, p.ToolCallID)
 	}
-	if strings.Join(ids, ",") != strings.Join(want, ",") {
-		t.Fatalf("waiting calls %v, want %v", ids, want)
+	for _, pid := range want {
+		wantIDs = append(wantIDs, callIDOf(t, msgs, pid))
+	}
+	if strings.Join(ids, ",") != strings.Join(wantIDs, ",") {
+		t.Fatalf("waiting calls %v, want %v (%v)", ids, wantIDs, want)
 	}
 	runs, _ := g.rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}})
 	if len(runs) != min(len(want), 1) {
@@ -215,7 +220,8 @@ func TestNothingWakesAWaitingRun(t *testing.T) {
 
 	// Answered, the run goes on and reads what was kept meanwhile.
 	g.srv.Push(scripted.Reply{Text: "Done."})
-	if _, err := g.rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
+	a1 := callIDOf(t, messages(t, g.rt, th.ID), "a1")
+	if _, err := g.rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: a1, Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	waitIdle(t, g.rt, th.ID)
@@ -302,7 +308,8 @@ func TestStopEndsEveryWaitingCall(t *testing.T) {
 	g := newGated(t)
 	th := g.waitFor(t, scripted.ToolCall{ID: "a1", Name: "touch", Args: `{}`}, scripted.ToolCall{ID: "a2", Name: "touch", Args: `{}`})
 	g.block.Store(true)
-	if _, err := g.rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
+	a1 := callIDOf(t, messages(t, g.rt, th.ID), "a1")
+	if _, err := g.rt.Resume(t.Context(), agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: a1, Data: json.RawMessage(`{"decision":"allow"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	for g.ran.Load() == 0 {
@@ -325,6 +332,7 @@ func TestStopEndsEveryWaitingCall(t *testing.T) {
 func TestRacingAnswersStartOneRun(t *testing.T) {
 	g := newGated(t)
 	th := g.waitFor(t, scripted.ToolCall{ID: "a1", Name: "touch", Args: `{}`})
+	a1 := callIDOf(t, messages(t, g.rt, th.ID), "a1")
 	g.srv.SetDefault(func(scripted.Request) scripted.Reply {
 		return scripted.Reply{Text: "ok then", Delay: time.Millisecond}
 	})
@@ -336,7 +344,7 @@ func TestRacingAnswersStartOneRun(t *testing.T) {
 			ctx := context.Background()
 			switch i % 4 {
 			case 0:
-				_, _ = g.rt.Resume(ctx, agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: "a1", Data: json.RawMessage(`{"decision":"deny","reason":"inbox"}`)})
+				_, _ = g.rt.Resume(ctx, agentcore.ResumeRequest{ThreadID: th.ID, ToolCallID: a1, Data: json.RawMessage(`{"decision":"deny","reason":"inbox"}`)})
 			case 1:
 				_, _ = g.rt.Say(ctx, agentcore.SendRequest{ThreadID: th.ID, Text: "composer"})
 			case 2:

@@ -52,12 +52,13 @@ func TestAPIToolChunksAndResumeStream(t *testing.T) {
 	}
 
 	// Bad answers change nothing.
-	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"c1","resumeData":42}`, 400)
+	c1 := e.callIDOf("t_1", "c1")
+	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"`+c1+`","resumeData":42}`, 400)
 	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"nope","resumeData":"x"}`, 404)
-	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"c1"}`, 400)
+	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"`+c1+`"}`, 400)
 
 	e.model.Push(scripted.Reply{Text: "Deploying on 8080."})
-	resp = e.send("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"c1","resumeData":"8080"}`)
+	resp = e.send("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"`+c1+`","resumeData":"8080"}`)
 	chunks, done := readChunks(t, bufio.NewReader(resp.Body), nil)
 	resp.Body.Close()
 	if !done {
@@ -77,5 +78,5 @@ func TestAPIToolChunksAndResumeStream(t *testing.T) {
 		t.Fatalf("resumed stream: result %v, text %q, last %v", result, text.String(), chunks[len(chunks)-1])
 	}
 	// Answered twice: not found.
-	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"c1","resumeData":"9"}`, 404)
+	e.call("POST", "/api/agents/parley/resume-stream", `{"runId":"`+runID+`","toolCallId":"`+c1+`","resumeData":"9"}`, 404)
 }

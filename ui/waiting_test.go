@@ -87,18 +87,41 @@ func ids(calls []scripted.ToolCall) []string {
 
 var inboxCall = regexp.MustCompile(`data-key="call/([^/"]+)/([^"]+)"`)
 
-// inboxHolds checks the inbox lists exactly the calls want of the chat.
+// callIDOf is Parley's id for the call of the chat the provider named pid:
+// tests script the provider's ids, Parley issues its own.
+func (e *apiEnv) callIDOf(threadID, pid string) string {
+	e.t.Helper()
+	msgs, err := e.rt.Store.ListMessages(e.t.Context(), threadID, agentcore.MessageQuery{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, m := range msgs {
+		for _, p := range m.Content.Parts {
+			if ti := p.ToolInvocation; ti != nil && ti.ProviderCallID == pid {
+				return ti.ToolCallID
+			}
+		}
+	}
+	e.t.Fatalf("no call of chat %s the provider named %q", threadID, pid)
+	return ""
+}
+
+// inboxHolds checks the inbox lists exactly the calls of the chat the
+// provider named want.
 func (e *apiEnv) inboxHolds(threadID string, want ...string) {
 	e.t.Helper()
 	page := e.inboxPage()
-	var got []string
+	var got, wantIDs []string
 	for _, m := range inboxCall.FindAllStringSubmatch(page, -1) {
 		if m[1] == threadID {
 			got = append(got, m[2])
 		}
 	}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		e.t.Fatalf("the inbox lists %v for the chat, want %v", got, want)
+	for _, pid := range want {
+		wantIDs = append(wantIDs, e.callIDOf(threadID, pid))
+	}
+	if strings.Join(got, ",") != strings.Join(wantIDs, ",") {
+		e.t.Fatalf("the inbox lists %v for the chat, want %v (%v)", got, wantIDs, want)
 	}
 }
 
@@ -160,12 +183,13 @@ func TestInboxAnswerWhileApprovalWaits(t *testing.T) {
 		id := fmt.Sprintf("b%d", next.Add(1))
 		return scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: id, Name: "touch", Args: `{"path":"b.txt"}`}}}
 	})
+	a1 := e.callIDOf(th, "a1")
 	var wg sync.WaitGroup
 	wg.Add(2)
 	var answered int
 	go func() {
 		defer wg.Done()
-		answered, _ = e.post("/t/"+th+"/answer/a1", `{"answer":{"decision":"deny","reason":"Denied from the inbox"}}`)
+		answered, _ = e.post("/t/"+th+"/answer/"+a1, `{"answer":{"decision":"deny","reason":"Denied from the inbox"}}`)
 	}()
 	go func() {
 		defer wg.Done()
@@ -188,7 +212,7 @@ func TestInboxAnswerWhileApprovalWaits(t *testing.T) {
 	}
 	// Answered: the same answer again finds nothing waiting.
 	calls := len(e.model.Requests())
-	if code, body := e.post("/t/"+th+"/answer/a1", `{"answer":{"decision":"allow"}}`); !strings.Contains(body, "Not answered") {
+	if code, body := e.post("/t/"+th+"/answer/"+a1, `{"answer":{"decision":"allow"}}`); !strings.Contains(body, "Not answered") {
 		t.Fatalf("second answer: %d %s", code, body)
 	}
 	waitThread(t, e, th)
