@@ -68,22 +68,7 @@ const (
 //
 // Screenshots land in e2e/artifacts/desktop-*.png for people to look at.
 func TestDesktopSmoke(t *testing.T) {
-	bin := os.Getenv("PARLEY_DESKTOP_BIN")
-	if bin == "" {
-		t.Fatal("PARLEY_DESKTOP_BIN is not set: build the window with `make desktop` and run this test with `make e2e` (it sets PARLEY_DESKTOP_BIN and runs under xvfb-run)")
-	}
-	if os.Getenv("DISPLAY") == "" {
-		t.Fatal("DISPLAY is not set: the desktop smoke test needs an X server; run it with `make e2e` (xvfb-run -a)")
-	}
-	for _, tool := range []string{"xdotool", "import"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed (apt-get install xdotool imagemagick; .ci/run does it): %v", tool, err)
-		}
-	}
-	if !filepath.IsAbs(bin) {
-		t.Fatalf("PARLEY_DESKTOP_BIN must be an absolute path, not %q", bin)
-	}
-
+	bin := desktopBinary(t)
 	old, _ := filepath.Glob(artifact("desktop-*.png"))
 	for _, f := range old {
 		_ = os.Remove(f)
@@ -204,6 +189,28 @@ func TestDesktopSmoke(t *testing.T) {
 	}
 }
 
+// desktopBinary returns PARLEY_DESKTOP_BIN, or fails the test when it or
+// the X server and tools the desktop tests need are missing.
+func desktopBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("PARLEY_DESKTOP_BIN")
+	if bin == "" {
+		t.Fatal("PARLEY_DESKTOP_BIN is not set: build the window with `make desktop` and run this test with `make e2e` (it sets PARLEY_DESKTOP_BIN and runs under xvfb-run)")
+	}
+	if os.Getenv("DISPLAY") == "" {
+		t.Fatal("DISPLAY is not set: the desktop tests need an X server; run them with `make e2e` (xvfb-run -a)")
+	}
+	for _, tool := range []string{"xdotool", "import"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is not installed (apt-get install xdotool imagemagick; .ci/run does it): %v", tool, err)
+		}
+	}
+	if !filepath.IsAbs(bin) {
+		t.Fatalf("PARLEY_DESKTOP_BIN must be an absolute path, not %q", bin)
+	}
+	return bin
+}
+
 // desktop is one running parley-desktop.
 type desktop struct {
 	t      *testing.T
@@ -211,6 +218,7 @@ type desktop struct {
 	url    string
 	token  string
 	data   string // the data folder
+	stdout *lockedBuffer
 	stderr *lockedBuffer
 	exited chan struct{}
 	err    error // Wait's result, once exited is closed
@@ -220,58 +228,13 @@ type desktop struct {
 // token so the test can read threads over HTTP.
 func startDesktop(t *testing.T, bin string) *desktop {
 	t.Helper()
-	watch(t)
-	dir := t.TempDir()
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	d := &desktop{t: t, token: hex.EncodeToString(b[:]), data: filepath.Join(dir, "data"), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	d.cmd = exec.Command(bin, "desktop", "--demo", "--data", d.data, "--workspace", dir)
-	d.cmd.Env = append(os.Environ(),
-		"PARLEY_TOKEN="+d.token,
-		// WebKit's caches and state stay in the test's folder.
-		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"XDG_DATA_HOME="+filepath.Join(dir, "share"),
-	)
-	d.cmd.Stderr = d.stderr
-	// WebKit's helper processes inherit stderr: Wait must not wait for
-	// them to close it, and a kill must reach them too.
-	d.cmd.WaitDelay = 5 * time.Second
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := d.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() {
-		d.err = d.cmd.Wait()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-d.exited:
-		default:
-			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-			<-d.exited
-		}
-		if t.Failed() {
-			t.Logf("parley-desktop stderr:\n%s", d.stderr.String())
-		}
-	})
-
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "Parley desktop serving on "); ok {
-				urls <- strings.TrimSpace(u)
-			}
-		}
-	}()
+	token := hex.EncodeToString(b[:])
+	d, serving := launchDesktop(t, bin, filepath.Join(t.TempDir(), "data"), "PARLEY_TOKEN="+token)
+	d.token = token
 	select {
-	case d.url = <-urls:
+	case d.url = <-serving:
 	case <-d.exited:
 		t.Fatalf("parley-desktop exited before serving (%v):\n%s", d.err, d.stderr.String())
 	case <-time.After(desktopStartTimeout):
@@ -302,6 +265,70 @@ func startDesktop(t *testing.T, bin string) *desktop {
 		t.Fatalf("GET / with Host parley.example: %s, want 421", resp.Status)
 	}
 	return d
+}
+
+// launchDesktop runs `bin desktop --demo` on the data folder data, with env
+// added to the test's environment, and returns at once; serving gets the
+// address it prints once it serves. What it prints is kept in d.stdout and
+// d.stderr, complete once d.exited is closed.
+func launchDesktop(t *testing.T, bin, data string, env ...string) (*desktop, <-chan string) {
+	t.Helper()
+	watch(t)
+	dir := t.TempDir()
+	d := &desktop{t: t, data: data, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	d.cmd = exec.Command(bin, "desktop", "--demo", "--data", d.data, "--workspace", dir)
+	d.cmd.Env = append(os.Environ(),
+		// WebKit's caches and state stay in the test's folder.
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "share"),
+	)
+	d.cmd.Env = append(d.cmd.Env, env...)
+	d.cmd.Stderr = d.stderr
+	// WebKit's helper processes inherit stderr: Wait must not wait for
+	// them to close it, and a kill must reach them too.
+	d.cmd.WaitDelay = 5 * time.Second
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Through an io.Pipe, not StdoutPipe: Wait then waits until all of it
+	// is copied, so what the process printed is all read once it exited.
+	out, in := io.Pipe()
+	d.cmd.Stdout = in
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	serving, scanned := make(chan string, 1), make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			fmt.Fprintln(d.stdout, sc.Text())
+			if u, ok := strings.CutPrefix(sc.Text(), "Parley desktop serving on "); ok {
+				select {
+				case serving <- strings.TrimSpace(u):
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	go func() {
+		d.err = d.cmd.Wait()
+		in.Close()
+		<-scanned
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+		default:
+			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+			<-d.exited
+		}
+		if t.Failed() {
+			t.Logf("parley-desktop stdout:\n%s\nstderr:\n%s", d.stdout.String(), d.stderr.String())
+		}
+	})
+	return d, serving
 }
 
 // xtool runs an X tool (xdotool, import) and returns what it printed; one
@@ -466,6 +493,16 @@ func (d *desktop) texts(threadID string) (user, reply string) {
 // of the last connection), and the process exits 0.
 func (d *desktop) stop() {
 	d.t.Helper()
+	d.quit()
+	if _, err := os.Stat(filepath.Join(d.data, "parley.db-wal")); !os.IsNotExist(err) {
+		d.t.Fatalf("parley.db-wal is still there after exit (%v): the store was not closed", err)
+	}
+}
+
+// quit sends SIGTERM and checks the process exits 0 without logging an
+// error.
+func (d *desktop) quit() {
+	d.t.Helper()
 	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		d.t.Fatal(err)
 	}
@@ -479,9 +516,6 @@ func (d *desktop) stop() {
 	}
 	if s := d.stderr.String(); strings.Contains(s, "panic:") || strings.Contains(s, "level=ERROR") {
 		d.t.Fatalf("parley-desktop logged an error:\n%s", s)
-	}
-	if _, err := os.Stat(filepath.Join(d.data, "parley.db-wal")); !os.IsNotExist(err) {
-		d.t.Fatalf("parley.db-wal is still there after exit (%v): the store was not closed", err)
 	}
 }
 
