@@ -189,9 +189,9 @@ func streamWrite(t *testing.T, p *parley, size int, asText bool) (cpu time.Durat
 	if asText {
 		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
 	} else {
-		waitJS(t, pg, `() => document.querySelector('[data-tool-call-id="big"]')?.dataset.state === 'done'`)
+		waitJS(t, pg, `() => document.querySelector('`+p.sel("big")+`')?.dataset.state === 'done'`)
 		lines := strings.Count(content, "\n") + 1
-		if got := pg.MustEval(`() => document.querySelector('[data-tool-call-id="big"] .tool-state').textContent`).String(); got != "done" {
+		if got := pg.MustEval(`() => document.querySelector('` + p.sel("big") + ` .tool-state').textContent`).String(); got != "done" {
 			t.Fatalf("card state %q", got)
 		}
 		if _, err := os.Stat(filepath.Join(p.dir, "big.go")); err != nil {

@@ -245,7 +245,7 @@ func TestInboxApprovesToolCall(t *testing.T) {
 		scripted.Reply{Text: "Wrote notes.txt."},
 	)
 	sendMsg(t, pg, "write the notes")
-	waitJS(t, pg, `() => `+card("w1")+`?.querySelector('[data-approval]') != null`)
+	waitJS(t, pg, `() => `+p.card("w1")+`?.querySelector('[data-approval]') != null`)
 
 	home := p.page("/")
 	home.MustElement("#inbox-bell").MustClick()

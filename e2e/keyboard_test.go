@@ -46,7 +46,7 @@ func TestShortcutsOverlay(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('#shortcuts').open`)
 	rows := evalString(pg, `() => [...document.querySelectorAll('#shortcuts tr')].map(r => r.cells[0].innerText + '=' + r.cells[1].innerText.replace(/\s+/g, '')).join('|')`)
 	for _, want := range []string{"New chat=Ctrl+Shift+O", "Search chats=Ctrl+K", "Focus the message box=Shift+Esc",
-		"Switch between Plan and Build=Ctrl+.", "Show these shortcuts=?", "Stop the reply (or skip an open question)=Esc",
+		"Switch between Plan and Build=Ctrl+.", "Show these shortcuts=?", "Stop the reply, skip an open question, or deny a waiting approval=Esc",
 		"Allow once=Y", "Always allow=A", "Deny=N"} {
 		if !strings.Contains(rows, want) {
 			t.Errorf("overlay lacks %q: %s", want, rows)
@@ -126,7 +126,7 @@ func TestApprovalKeys(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null`)
 	approval := func(call string) {
 		t.Helper()
-		waitJS(t, pg, `() => `+card(call)+`?.querySelector('[data-approval]') != null`)
+		waitJS(t, pg, `() => `+p.card(call)+`?.querySelector('[data-approval]') != null`)
 	}
 
 	// Typing when the approval appears: the keys stay text.
@@ -144,14 +144,14 @@ func TestApprovalKeys(t *testing.T) {
 		t.Fatalf("y in the message box gave %q", v)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if state := evalString(pg, `() => `+card("k1")+`.dataset.state`); state != "suspended" {
+	if state := evalString(pg, `() => `+p.card("k1")+`.dataset.state`); state != "suspended" {
 		t.Fatalf("typing y answered the approval: %s", state)
 	}
 	pg.MustScreenshot(artifact("approval-keys.png"))
 	// Not typing any more: Y allows once.
 	blur(pg)
 	pg.Keyboard.MustType(input.KeyY)
-	waitJS(t, pg, `() => `+card("k1")+`.dataset.state === 'done'`)
+	waitJS(t, pg, `() => `+p.card("k1")+`.dataset.state === 'done'`)
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote one.')`)
 	if got := toolResultSeen(p, "k1"); strings.Contains(got, "denied") {
 		t.Fatalf("k1: %s", got)
@@ -167,7 +167,7 @@ func TestApprovalKeys(t *testing.T) {
 	sendMsg(t, pg, "write two")
 	blur(pg)
 	approval("k2")
-	waitJS(t, pg, `() => document.activeElement?.classList.contains('approve-once') && document.activeElement.closest('[data-tool-call-id="k2"]') !== null`)
+	waitJS(t, pg, `() => document.activeElement?.classList.contains('approve-once') && document.activeElement.closest('`+p.sel("k2")+`') !== null`)
 	pg.Keyboard.MustType(input.KeyN)
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Not written.')`)
 	if got := toolResultSeen(p, "k2"); !strings.Contains(got, "denied") {
@@ -183,7 +183,7 @@ func TestApprovalKeys(t *testing.T) {
 	sendMsg(t, pg, "write three")
 	blur(pg)
 	approval("k3")
-	waitJS(t, pg, `() => document.activeElement?.closest('[data-tool-call-id="k3"]') !== null`)
+	waitJS(t, pg, `() => document.activeElement?.closest('`+p.sel("k3")+`') !== null`)
 	pg.Keyboard.MustType(input.KeyA)
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote three.')`)
 	p.Model.Push(
@@ -191,5 +191,5 @@ func TestApprovalKeys(t *testing.T) {
 		scripted.Reply{Text: "Wrote four."},
 	)
 	sendMsg(t, pg, "write four")
-	waitJS(t, pg, `() => `+card("k4")+`?.dataset.state === 'done'`) // not suspended: A remembered the answer
+	waitJS(t, pg, `() => `+p.card("k4")+`?.dataset.state === 'done'`) // not suspended: A remembered the answer
 }

@@ -110,6 +110,80 @@ type parley struct {
 	dir   string
 	tools map[string]*agentcore.Tool
 	stop  func()
+	// calls are Parley's ids for the script's tool calls, fed by callSub.
+	calls   *callIDs
+	callSub *agentcore.Subscription
+}
+
+// callIDs are the ids Parley issued for the scripted model's tool calls, by
+// the ids the script gave them. Parley shows and answers a call only under
+// its own id (the provider's goes back to the provider and nowhere else),
+// so a test that names a call by its script's id looks Parley's up here.
+// They are read from the runtime's tool-call events, and outlive a restart.
+type callIDs struct {
+	mu       sync.Mutex
+	latest   map[string]string    // script's id → Parley's, for the latest call so named
+	inThread map[[2]string]string // thread and script's id → Parley's
+}
+
+func newCallIDs() *callIDs {
+	return &callIDs{latest: map[string]string{}, inThread: map[[2]string]string{}}
+}
+
+// note records the tool-call events of sub.
+func (c *callIDs) note(sub *agentcore.Subscription) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range sub.Drain() {
+		if e.ProviderCallID == "" {
+			continue // a repeated or missing id: the call goes by Parley's alone
+		}
+		c.latest[e.ProviderCallID] = e.ToolCallID
+		c.inThread[[2]string{e.ThreadID, e.ProviderCallID}] = e.ToolCallID
+	}
+}
+
+// callIn is Parley's id for the call the script named pid in thread (in
+// any thread if "": the latest call so named), waiting up to waitTimeout
+// for the model to make it.
+func (p *parley) callIn(thread, pid string) string {
+	p.t.Helper()
+	for deadline := time.Now().Add(waitTimeout); ; time.Sleep(20 * time.Millisecond) {
+		p.calls.note(p.callSub)
+		p.calls.mu.Lock()
+		id, ok := p.calls.latest[pid]
+		if thread != "" {
+			id, ok = p.calls.inThread[[2]string{thread, pid}]
+		}
+		p.calls.mu.Unlock()
+		if ok {
+			return id
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the model made no tool call %q (thread %q) within %v", pid, thread, waitTimeout)
+		}
+	}
+}
+
+// call is Parley's id for the latest call the script named pid.
+func (p *parley) call(pid string) string {
+	p.t.Helper()
+	return p.callIn("", pid)
+}
+
+// sel is the CSS selector of the card of the latest call the script named
+// pid. Parley's ids are letters, digits, '-' and '_': safe in a selector
+// and in a JS string.
+func (p *parley) sel(pid string) string {
+	p.t.Helper()
+	return `[data-tool-call-id="` + p.call(pid) + `"]`
+}
+
+// card is a JS expression for the card of the latest call the script named
+// pid.
+func (p *parley) card(pid string) string {
+	p.t.Helper()
+	return `document.querySelector('` + p.sel(pid) + `')`
 }
 
 // startParley runs a real Parley on a free loopback port, on the scripted
@@ -122,10 +196,10 @@ func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 	model.SetDefault(func(scripted.Request) scripted.Reply {
 		return scripted.Reply{Text: "Default scripted reply."}
 	})
-	return launch(t, t.TempDir(), model, mergeTools(tools))
+	return launch(t, t.TempDir(), model, mergeTools(tools), newCallIDs())
 }
 
-func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*agentcore.Tool) *parley {
+func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*agentcore.Tool, calls *callIDs) *parley {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	in, err := app.Open(ctx, app.Config{
@@ -139,6 +213,7 @@ func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*
 	if err != nil {
 		t.Fatal(err)
 	}
+	callSub := in.Runtime.Bus.Subscribe("", agentcore.EventToolInputStart, agentcore.EventToolCall)
 	done := make(chan error, 1)
 	go func() { done <- in.ServeOn(ctx, ln) }()
 	stop := sync.OnceFunc(func() {
@@ -146,13 +221,15 @@ func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
+		calls.note(callSub)
+		callSub.Close()
 		in.Close()
 	})
 	t.Cleanup(stop)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	base := "http://127.0.0.1:" + port
 	rememberToken(base, in.Config.Token)
-	return &parley{t: t, URL: base, Model: model, In: in, dir: dir, tools: tools, stop: stop}
+	return &parley{t: t, URL: base, Model: model, In: in, dir: dir, tools: tools, stop: stop, calls: calls, callSub: callSub}
 }
 
 // tokens are the running Parleys' tokens by host:port.
@@ -208,7 +285,7 @@ func signedIn(u string) string {
 func (p *parley) restart() *parley {
 	p.t.Helper()
 	p.stop()
-	return launch(p.t, p.dir, p.Model, p.tools)
+	return launch(p.t, p.dir, p.Model, p.tools, p.calls)
 }
 
 // page opens path in a fresh incognito context of the shared browser.

@@ -28,7 +28,8 @@ func planned(t *testing.T, p *parley) (*rod.Page, string) {
 	waitJS(t, pg, `() => document.querySelector('#mode-switch [data-mode=plan]').classList.contains('active')`)
 	pg.MustElement("#draft").MustInput("plan dark mode")
 	pg.Keyboard.MustType(input.Enter)
-	waitJS(t, pg, `() => document.querySelector('[data-tool-call-id="p1"][data-state="suspended"] [data-plan]') !== null`)
+	p.callIn(id, "p1") // the plan submitted before, in another chat, had the same id
+	waitJS(t, pg, `() => document.querySelector('`+p.sel("p1")+`[data-state="suspended"] [data-plan]') !== null`)
 	return pg, id
 }
 
@@ -108,7 +109,7 @@ func TestRestartWithOpenQuestionAndPlan(t *testing.T) {
 	_, id := planned(t, p)
 	p = p.restart()
 	pg := p.page("/t/" + id)
-	waitJS(t, pg, `() => document.querySelector('[data-tool-call-id="p1"][data-state="suspended"] .plan-approve') !== null`)
+	waitJS(t, pg, `() => document.querySelector('`+p.sel("p1")+`[data-state="suspended"] .plan-approve') !== null`)
 	p.Model.Push(scripted.Reply{Text: "Approved after restart."})
 	pg.MustElement(".plan-approve").MustClick()
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]')?.innerText.includes('Approved after restart.')`)
@@ -117,7 +118,7 @@ func TestRestartWithOpenQuestionAndPlan(t *testing.T) {
 	_ = qpg
 	p = p.restart()
 	qpg = p.page("/t/" + qid)
-	waitJS(t, qpg, `() => document.querySelector('[data-tool-call-id="q1"][data-state="suspended"] textarea') !== null`)
+	waitJS(t, qpg, `() => document.querySelector('`+p.sel("q1")+`[data-state="suspended"] textarea') !== null`)
 	qpg.MustElement(`[data-question] textarea`).MustInput("443")
 	qpg.Keyboard.MustType(input.Enter)
 	if got := answered(t, p, qpg); got != "User answered: 443" {
@@ -142,7 +143,7 @@ func TestTaskPanel(t *testing.T) {
 	pg.MustElement("#draft").MustInput("fix the bug")
 	pg.Keyboard.MustType(input.Enter)
 	// While the call is still being written, the panel already lists tasks.
-	waitJS(t, pg, `() => !document.querySelector('#task-panel').hidden && document.querySelector('[data-tool-call-id="t1"]')?.dataset.state === 'input-streaming'`)
+	waitJS(t, pg, `() => !document.querySelector('#task-panel').hidden && document.querySelector('`+p.sel("t1")+`')?.dataset.state === 'input-streaming'`)
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
 	head := evalString(pg, `() => document.querySelector('#task-panel .task-head').innerText`)
 	if head != "Tasks [1/3 completed]" {

@@ -23,14 +23,15 @@ func ask(t *testing.T, p *parley, args string) (*rod.Page, string) {
 	pg := p.page("/t/" + id)
 	pg.MustElement("#draft").MustInput("set it up")
 	pg.Keyboard.MustType(input.Enter)
-	waitJS(t, pg, `() => document.querySelector('[data-tool-call-id="q1"][data-state="suspended"] [data-question]') !== null`)
+	p.callIn(id, "q1") // the question asked before, in another chat, had the same id
+	waitJS(t, pg, `() => document.querySelector('`+p.sel("q1")+`[data-state="suspended"] [data-question]') !== null`)
 	return pg, id
 }
 
 // answered waits for the run to go on and returns what the model was told.
 func answered(t *testing.T, p *parley, pg *rod.Page) string {
 	t.Helper()
-	waitJS(t, pg, `() => document.querySelector('[data-tool-call-id="q1"]').dataset.state === 'done'`)
+	waitJS(t, pg, `() => document.querySelector('`+p.sel("q1")+`').dataset.state === 'done'`)
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]')?.innerText.includes('Thanks, noted.')`)
 	reqs := p.Model.Requests()
 	for _, m := range reqs[len(reqs)-1].Messages {
@@ -54,7 +55,7 @@ func TestAskUserSingleSelect(t *testing.T) {
 	if got := answered(t, p, pg); got != "User answered: Postgres" {
 		t.Fatalf("model told %q", got)
 	}
-	if brief := evalString(pg, `() => document.querySelector('[data-tool-call-id="q1"] .tool-brief').innerText`); !strings.Contains(brief, "Which database?") || !strings.Contains(brief, "Postgres") {
+	if brief := evalString(pg, `() => document.querySelector('`+p.sel("q1")+` .tool-brief').innerText`); !strings.Contains(brief, "Which database?") || !strings.Contains(brief, "Postgres") {
 		t.Fatalf("answered card shows %q", brief)
 	}
 }
@@ -98,11 +99,11 @@ func TestAskUserFreeTextCustomAndSkip(t *testing.T) {
 func TestAnswerTwiceIsRefused(t *testing.T) {
 	p := startParley(t)
 	pg, id := ask(t, p, `{"question":"What port?"}`)
-	if _, err := p.In.Runtime.Resume(context.Background(), agentcore.ResumeRequest{ThreadID: id, ToolCallID: "q1", Data: []byte(`"1"`)}); err != nil {
+	if _, err := p.In.Runtime.Resume(context.Background(), agentcore.ResumeRequest{ThreadID: id, ToolCallID: p.call("q1"), Data: []byte(`"1"`)}); err != nil {
 		t.Fatal(err)
 	}
 	answered(t, p, pg)
-	_, err := p.In.Runtime.Resume(context.Background(), agentcore.ResumeRequest{ThreadID: id, ToolCallID: "q1", Data: []byte(`"2"`)})
+	_, err := p.In.Runtime.Resume(context.Background(), agentcore.ResumeRequest{ThreadID: id, ToolCallID: p.call("q1"), Data: []byte(`"2"`)})
 	if err == nil || !strings.Contains(err.Error(), "no suspended tool call") {
 		t.Fatalf("second answer: %v", err)
 	}

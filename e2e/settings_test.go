@@ -106,9 +106,9 @@ func TestSettingsProvidersAndMCP(t *testing.T) {
 	cp := p.page("/t/" + id)
 	cp.MustElement("#draft").MustInput("what is Parley written in?")
 	cp.Keyboard.MustType(input.Enter)
-	card := `document.querySelector('[data-tool-call-id="m1"]')`
+	card := p.card("m1")
 	waitJS(t, cp, `() => `+card+`?.querySelector('[data-approval]')?.innerText.includes('“mcp” category')`)
-	cp.MustElement(`[data-tool-call-id="m1"] .approve-once`).MustClick()
+	cp.MustElement(p.sel("m1") + ` .approve-once`).MustClick()
 	waitJS(t, cp, `() => `+card+`.dataset.state === 'done'`)
 	if got := evalString(cp, `() => `+card+`.querySelector('.tool-result').textContent`); !strings.Contains(got, "The docs on languages: Parley is written in Go.") {
 		t.Fatalf("tool result shown: %q", got)

@@ -43,7 +43,7 @@ func TestToolCardStreamsArguments(t *testing.T) {
 	pg.MustElement("#draft").MustInput("take a note")
 	pg.Keyboard.MustType(input.Enter)
 
-	card := `document.querySelector('[data-tool-call-id="call_1"]')`
+	card := p.card("call_1")
 	waitJS(t, pg, `() => { const c = `+card+`; return c && c.dataset.state === 'input-streaming' && c.dataset.toolName === 'write_note' && c.innerText.includes('notes/today.md') }`)
 	first := evalString(pg, `() => `+card+`.innerText`)
 	pg.MustScreenshot(artifact("tool-card-streaming.png"))

@@ -18,13 +18,13 @@ func TestStopWhileAnApprovalWaits(t *testing.T) {
 	pg := p.page("/t/" + id)
 	p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "s1", Name: "execute_command", Args: `{"command":"make deploy"}`}}})
 	sendMsg(t, pg, "deploy it")
-	waitJS(t, pg, `() => `+card("s1")+`?.querySelector('[data-approval]') != null`)
+	waitJS(t, pg, `() => `+p.card("s1")+`?.querySelector('[data-approval]') != null`)
 	waitJS(t, pg, `() => document.querySelector('#composer-actions #stop') !== null && document.querySelector('#composer-actions #send') !== null`)
 	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '1'`)
 	pg.MustScreenshot(artifact("stop-while-waiting.png"))
 
 	pg.MustElement("#composer-actions #stop").MustClick()
-	waitJS(t, pg, `() => `+card("s1")+`?.querySelector('[data-approval]') == null && `+card("s1")+`.dataset.state !== 'suspended'`)
+	waitJS(t, pg, `() => `+p.card("s1")+`?.querySelector('[data-approval]') == null && `+p.card("s1")+`.dataset.state !== 'suspended'`)
 	waitJS(t, pg, `() => document.querySelector('#composer-actions #stop') === null`)
 	waitJS(t, pg, `() => document.querySelector('#inbox-count') === null`)
 
@@ -47,7 +47,7 @@ func TestEscDeniesAWaitingApproval(t *testing.T) {
 		scripted.Reply{Text: "Left the build alone."},
 	)
 	sendMsg(t, pg, "clean up")
-	waitJS(t, pg, `() => `+card("e1")+`?.querySelector('[data-approval]') != null`)
+	waitJS(t, pg, `() => `+p.card("e1")+`?.querySelector('[data-approval]') != null`)
 	pg.MustElement("#draft").MustClick() // focus in the page, not in the dialog
 	pg.Keyboard.MustType(input.Escape)
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Left the build alone.')`)

@@ -13,8 +13,6 @@ import (
 	"parley/agentcore/scripted"
 )
 
-func card(id string) string { return `document.querySelector('[data-tool-call-id="` + id + `"]')` }
-
 func sendMsg(t *testing.T, pg *rod.Page, text string) {
 	t.Helper()
 	pg.MustElement("#draft").MustInput(text)
@@ -40,20 +38,20 @@ func TestEditPreviewApproveAndFinalDiff(t *testing.T) {
 	)
 	pg := p.page("/t/" + id)
 	sendMsg(t, pg, "greet the world")
-	waitJS(t, pg, `() => `+card("e1")+`?.dataset.state === 'input-streaming' && `+card("e1")+`.querySelector('[data-preview-path]')?.dataset.previewPath === 'main.go'`)
-	waitJS(t, pg, `() => `+card("e1")+`.dataset.state === 'input-streaming' && `+card("e1")+`.querySelector('[data-diff-line][data-kind=add]') !== null`)
+	waitJS(t, pg, `() => `+p.card("e1")+`?.dataset.state === 'input-streaming' && `+p.card("e1")+`.querySelector('[data-preview-path]')?.dataset.previewPath === 'main.go'`)
+	waitJS(t, pg, `() => `+p.card("e1")+`.dataset.state === 'input-streaming' && `+p.card("e1")+`.querySelector('[data-diff-line][data-kind=add]') !== null`)
 	pg.MustScreenshot(artifact("edit-streaming.png"))
 	// Waiting for approval, with the full arguments visible.
-	waitJS(t, pg, `() => `+card("e1")+`.dataset.state === 'suspended' && `+card("e1")+`.querySelector('[data-approval]') != null`)
+	waitJS(t, pg, `() => `+p.card("e1")+`.dataset.state === 'suspended' && `+p.card("e1")+`.querySelector('[data-approval]') != null`)
 	if b, _ := os.ReadFile(file); string(b) != orig {
 		t.Fatal("the file changed before approval")
 	}
-	pg.MustElement(`[data-tool-call-id="e1"] .approve-once`).MustClick()
-	waitJS(t, pg, `() => `+card("e1")+`.dataset.state === 'done'`)
+	pg.MustElement(p.sel("e1") + ` .approve-once`).MustClick()
+	waitJS(t, pg, `() => `+p.card("e1")+`.dataset.state === 'done'`)
 	if b, _ := os.ReadFile(file); !strings.Contains(string(b), `println("hello, world")`) {
 		t.Fatalf("file after edit: %s", b)
 	}
-	lines := evalString(pg, `() => [...`+card("e1")+`.querySelectorAll('[data-diff-line]')].map(l => l.dataset.kind + ':' + l.querySelector('.dt').textContent).join('|')`)
+	lines := evalString(pg, `() => [...`+p.card("e1")+`.querySelectorAll('[data-diff-line]')].map(l => l.dataset.kind + ':' + l.querySelector('.dt').textContent).join('|')`)
 	if !strings.Contains(lines, `del:	println("hello")`) || !strings.Contains(lines, `add:	println("hello, world")`) || !strings.Contains(lines, "ctx:func main() {") {
 		t.Fatalf("final diff: %s", lines)
 	}
@@ -70,8 +68,8 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 		scripted.Reply{Text: "Wrote a."},
 	)
 	sendMsg(t, pg, "write a")
-	waitJS(t, pg, `() => `+card("w1")+`?.querySelector('[data-approval]') != null`)
-	pg.MustElement(`[data-tool-call-id="w1"] .approve-always`).MustClick()
+	waitJS(t, pg, `() => `+p.card("w1")+`?.querySelector('[data-approval]') != null`)
+	pg.MustElement(p.sel("w1") + ` .approve-always`).MustClick()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote a.')`)
 
 	p.Model.Push(
@@ -79,7 +77,7 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 		scripted.Reply{Text: "Wrote b."},
 	)
 	sendMsg(t, pg, "write b")
-	waitJS(t, pg, `() => `+card("w2")+`?.dataset.state === 'done'`) // no question asked this time
+	waitJS(t, pg, `() => `+p.card("w2")+`?.dataset.state === 'done'`) // no question asked this time
 	if _, err := os.Stat(filepath.Join(p.dir, "b.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +92,8 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 		scripted.Reply{Text: "Wrote c."},
 	)
 	sendMsg(t, pg, "write c")
-	waitJS(t, pg, `() => `+card("w3")+`?.querySelector('[data-approval]') != null`)
-	pg.MustElement(`[data-tool-call-id="w3"] .approve-once`).MustClick()
+	waitJS(t, pg, `() => `+p.card("w3")+`?.querySelector('[data-approval]') != null`)
+	pg.MustElement(p.sel("w3") + ` .approve-once`).MustClick()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Wrote c.')`)
 
 	// A policy changed in Settings applies at once: edits now run unasked.
@@ -108,19 +106,19 @@ func TestApprovalAlwaysAndDeny(t *testing.T) {
 		scripted.Reply{Text: "Wrote d."},
 	)
 	sendMsg(t, pg, "write d")
-	waitJS(t, pg, `() => `+card("w4")+`?.dataset.state === 'done'`)
+	waitJS(t, pg, `() => `+p.card("w4")+`?.dataset.state === 'done'`)
 
 	p.Model.Push(
 		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "x1", Name: "execute_command", Args: `{"command":"rm -rf build"}`}}},
 		scripted.Reply{Text: "Understood."},
 	)
 	sendMsg(t, pg, "clean up")
-	waitJS(t, pg, `() => `+card("x1")+`?.querySelector('[data-approval]') != null`)
-	if cmd := evalString(pg, `() => `+card("x1")+`.querySelector('.preview-command').innerText`); cmd != "$ rm -rf build" {
+	waitJS(t, pg, `() => `+p.card("x1")+`?.querySelector('[data-approval]') != null`)
+	if cmd := evalString(pg, `() => `+p.card("x1")+`.querySelector('.preview-command').innerText`); cmd != "$ rm -rf build" {
 		t.Fatalf("command shown: %q", cmd)
 	}
-	pg.MustElement(`[data-tool-call-id="x1"] .approval-deny input`).MustInput("keep the build")
-	pg.MustElement(`[data-tool-call-id="x1"] .deny`).MustClick()
+	pg.MustElement(p.sel("x1") + ` .approval-deny input`).MustInput("keep the build")
+	pg.MustElement(p.sel("x1") + ` .deny`).MustClick()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Understood.')`)
 	if got := toolResultSeen(p, "x1"); got != "The user denied this tool call; execute_command was not run. Their reason: keep the build" {
 		t.Fatalf("model told %q", got)
@@ -139,8 +137,8 @@ func TestCommandOutputStreams(t *testing.T) {
 		scripted.Reply{Text: "All steps ran."},
 	)
 	sendMsg(t, pg, "run the steps")
-	waitJS(t, pg, `() => `+card("c1")+`?.dataset.state === 'running' && (`+card("c1")+`.querySelector('.tool-progress')?.textContent || '').includes('step 1')`)
-	if strings.Contains(evalString(pg, `() => `+card("c1")+`.querySelector('.tool-progress').textContent`), "step 3") {
+	waitJS(t, pg, `() => `+p.card("c1")+`?.dataset.state === 'running' && (`+p.card("c1")+`.querySelector('.tool-progress')?.textContent || '').includes('step 1')`)
+	if strings.Contains(evalString(pg, `() => `+p.card("c1")+`.querySelector('.tool-progress').textContent`), "step 3") {
 		t.Fatal("the output arrived all at once")
 	}
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('All steps ran.')`)
@@ -199,13 +197,13 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	pg := p.page("/t/" + id)
 	p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "r1", Name: "write_file", Args: `{"path":"kept.txt","content":"kept\n"}`}}})
 	sendMsg(t, pg, "write kept")
-	waitJS(t, pg, `() => `+card("r1")+`.querySelector('[data-approval]') != null`)
+	waitJS(t, pg, `() => `+p.card("r1")+`.querySelector('[data-approval]') != null`)
 
 	p = p.restart()
 	pg = p.page("/t/" + id)
-	waitJS(t, pg, `() => `+card("r1")+`.dataset.state === 'suspended' && `+card("r1")+`.querySelector('.approve-once') != null`)
+	waitJS(t, pg, `() => `+p.card("r1")+`.dataset.state === 'suspended' && `+p.card("r1")+`.querySelector('.approve-once') != null`)
 	p.Model.Push(scripted.Reply{Text: "Kept it."})
-	pg.MustElement(`[data-tool-call-id="r1"] .approve-once`).MustClick()
+	pg.MustElement(p.sel("r1") + ` .approve-once`).MustClick()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Kept it.')`)
 	if b, err := os.ReadFile(filepath.Join(p.dir, "kept.txt")); err != nil || string(b) != "kept\n" {
 		t.Fatalf("after approving across a restart: %q %v", b, err)
