@@ -184,6 +184,30 @@ func jsonText(v any) string {
 }
 
 // compile compiles the tool's schemas once.
+// WithExecute is t running execute instead of its own Execute, with every
+// other field kept: the way to wrap a tool (per-workspace tools, the plan
+// guard). TestWithExecuteKeepsEveryField fails when a field added to Tool
+// is not copied here.
+func (t *Tool) WithExecute(execute func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error)) *Tool {
+	return &Tool{
+		ID:                t.ID,
+		Description:       t.Description,
+		InputSchema:       t.InputSchema,
+		OutputSchema:      t.OutputSchema,
+		Execute:           execute,
+		ProviderDefined:   t.ProviderDefined,
+		ToModelOutput:     t.ToModelOutput,
+		SuspendSchema:     t.SuspendSchema,
+		ResumeSchema:      t.ResumeSchema,
+		ResumeFromMessage: t.ResumeFromMessage,
+		Transform:         t.Transform,
+		OnInputStart:      t.OnInputStart,
+		OnInputDelta:      t.OnInputDelta,
+		OnInputAvailable:  t.OnInputAvailable,
+		OnOutput:          t.OnOutput,
+	}
+}
+
 func (t *Tool) compile() error {
 	t.schemas.Do(func() {
 		if len(t.InputSchema) > 0 {

@@ -74,10 +74,8 @@ func inPlanMode(tc *agentcore.ToolContext) bool {
 // approval gate).
 func planGuarded(wss *toolkit.Workspaces, t *agentcore.Tool) *agentcore.Tool {
 	write := t.Execute
-	return &agentcore.Tool{
-		ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		ToModelOutput: t.ToModelOutput,
-		Execute: func(ctx context.Context, input json.RawMessage, tc *agentcore.ToolContext) (any, error) {
+	return t.WithExecute(
+		func(ctx context.Context, input json.RawMessage, tc *agentcore.ToolContext) (any, error) {
 			if inPlanMode(tc) {
 				var in struct {
 					Path string `json:"path"`
@@ -96,8 +94,7 @@ func planGuarded(wss *toolkit.Workspaces, t *agentcore.Tool) *agentcore.Tool {
 				}
 			}
 			return write(ctx, input, tc)
-		},
-	}
+		})
 }
 
 // ThreadWorkspace is the folder a thread's tools work in: its own, or the

@@ -52,11 +52,8 @@ func PerThread(ws *Workspaces, build func(*Workspace) *agentcore.Tool) *agentcor
 	proto := build(ws.Default)
 	var mu sync.Mutex
 	built := map[*Workspace]*agentcore.Tool{ws.Default: proto}
-	return &agentcore.Tool{
-		ID: proto.ID, Description: proto.Description, InputSchema: proto.InputSchema, OutputSchema: proto.OutputSchema,
-		SuspendSchema: proto.SuspendSchema, ResumeSchema: proto.ResumeSchema, ResumeFromMessage: proto.ResumeFromMessage,
-		ToModelOutput: proto.ToModelOutput,
-		Execute: func(ctx context.Context, input json.RawMessage, tc *agentcore.ToolContext) (any, error) {
+	return proto.WithExecute(
+		func(ctx context.Context, input json.RawMessage, tc *agentcore.ToolContext) (any, error) {
 			w, err := ws.For(tc)
 			if err != nil {
 				return nil, err
@@ -69,6 +66,5 @@ func PerThread(ws *Workspaces, build func(*Workspace) *agentcore.Tool) *agentcor
 			}
 			mu.Unlock()
 			return t.Execute(ctx, input, tc)
-		},
-	}
+		})
 }
