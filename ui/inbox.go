@@ -212,7 +212,7 @@ func (s *Server) inboxStream(rw http.ResponseWriter, r *http.Request) {
 	w := s.streamWriter(rw)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	context.AfterFunc(s.ctx, cancel)
+	defer context.AfterFunc(s.ctx, cancel)() // server shutdown ends the stream; unregistered when it ends
 	sub := s.rt.Bus.Subscribe("", agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval,
 		agentcore.EventStart, agentcore.EventFinish, agentcore.EventError, agentcore.EventAbort, agentcore.EventThread, eventInbox)
 	defer sub.Close()

@@ -365,7 +365,7 @@ func (s *Server) mcpStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	context.AfterFunc(s.ctx, cancel)
+	defer context.AfterFunc(s.ctx, cancel)() // server shutdown ends the stream; unregistered when it ends
 	sse := datastar.NewSSE(s.streamWriter(w), r, datastar.WithContext(ctx))
 	for {
 		changed := m.MCPChanged() // before reading: a change in between is not lost

@@ -27,7 +27,7 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	context.AfterFunc(s.ctx, cancel)
+	defer context.AfterFunc(s.ctx, cancel)() // server shutdown ends the stream; unregistered when it ends
 
 	threadSub := s.rt.Bus.Subscribe(id)
 	defer threadSub.Close()
