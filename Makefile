@@ -6,7 +6,7 @@ DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3f
 DESKTOP_TAGS     := desktop,production,webkit2_41
 GO               ?= go
 
-.PHONY: assets build desktop run test unit e2e bench generate vet fmt mastra-cli
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli
 
 # The Datastar client comes from its Go module, checked, never committed.
 assets: ui/static/datastar.js
@@ -42,10 +42,26 @@ generate:
 vet: assets
 	$(GO) vet ./...
 
+# What a change must leave clean, run first by `make test`: gofmt, the
+# committed templ output, go vet (also the desktop build's files) and
+# staticcheck (pinned in go.mod as a tool; staticcheck.conf says which checks).
+GO_FILES = $$(git ls-files '*.go')
+
+check: assets
+	@out=$$(gofmt -l $(GO_FILES)); test -z "$$out" || { echo "gofmt would change these (make fmt):"; echo "$$out"; exit 1; }
+	@$(GO) tool templ generate >/dev/null 2>&1 || { $(GO) tool templ generate; exit 1; }
+	@git diff --quiet -- '*_templ.go' || { echo "templ generate changed these committed files (commit them):"; git diff --name-only -- '*_templ.go'; exit 1; }
+	$(GO) vet ./...
+	CGO_ENABLED=1 $(GO) vet -tags $(DESKTOP_TAGS) ./app/
+	$(GO) tool staticcheck ./...
+
+fmt:
+	gofmt -w $(GO_FILES)
+	$(GO) tool templ generate
+
 # Every test: unit packages in parallel, then the browser e2e suite and the
 # desktop smoke test (under Xvfb) against the real server.
-test: assets desktop mastra-cli
-	$(GO) vet ./...
+test: check desktop mastra-cli
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m ./e2e/...

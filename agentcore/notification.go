@@ -132,11 +132,6 @@ type NotificationStore interface {
 	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
 }
 
-// ErrNotificationNotFound names a missing record the way Mastra does.
-func errNotificationNotFound(threadID, id string) error {
-	return fmt.Errorf("Notification %s was not found for thread %s: %w", id, threadID, ErrNotFound)
-}
-
 // IsNotFound reports whether err means something does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 

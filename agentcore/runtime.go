@@ -124,12 +124,6 @@ func (l *liveRun) messageID() string {
 	return l.msgID
 }
 
-func (l *liveRun) content() Content {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.builder.content()
-}
-
 func (l *liveRun) apply(e Event) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -452,9 +452,7 @@ func (s *settings) saveMCP(ctx context.Context, servers map[string]mcp.ServerCon
 // as NAME=value lines, headers as "Name: value" lines.
 func formConfig(f components.MCPForm) (mcp.ServerConfig, error) {
 	c := mcp.ServerConfig{Command: strings.TrimSpace(f.Command), URL: strings.TrimSpace(f.URL)}
-	for _, a := range lines(f.Args) {
-		c.Args = append(c.Args, a)
-	}
+	c.Args = append(c.Args, lines(f.Args)...)
 	for i, l := range lines(f.Env) {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || strings.TrimSpace(k) == "" {

@@ -325,8 +325,8 @@ func itoa(n int) string { return fmt.Sprint(n) }
 
 // baseName is the last element of a folder path.
 func baseName(p string) string {
-	p = strings.TrimRight(p, `/\\`)
-	if i := strings.LastIndexAny(p, `/\\`); i >= 0 {
+	p = strings.TrimRight(p, `/\`)
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
 		return p[i+1:]
 	}
 	return p

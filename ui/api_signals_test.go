@@ -31,6 +31,9 @@ func TestAPISendMessageWakesAndQueues(t *testing.T) {
 	// Text parts and {contents, attributes} are messages too.
 	e.model.Push(scripted.Reply{Text: "ok"})
 	v = e.call("POST", "/api/agents/parley/send-message", `{"message":{"contents":[{"type":"text","text":"ping"}],"attributes":{"from":"phone"}},"threadId":"`+th+`"}`, 200)
+	if get(v, "accepted", "action") != "wake" {
+		t.Fatalf("send-message with contents to an idle chat: %v", v)
+	}
 	waitThread(t, e, th)
 	if got := e.model.Requests()[1].Messages; got[len(got)-1].Content != `<user from="phone">ping</user>` {
 		t.Fatalf("model read %q", got[len(got)-1].Content)

@@ -105,7 +105,6 @@ type chatStream struct {
 	actions  bool
 	usage    bool // a run ended: the thread's usage total changed
 	urgent   bool // a terminal event: flush now
-	finished []string
 }
 
 func (v *chatStream) take(thread, list []agentcore.Event) {

@@ -224,9 +224,7 @@ func (m *Manager) Status() []Status {
 		s := m.servers[name]
 		st := Status{Name: name, Source: s.source, Transport: s.cfg.Transport(), Target: s.cfg.Target(),
 			Config: s.cfg, State: s.state, Error: s.err}
-		for _, t := range s.toolInfo {
-			st.Tools = append(st.Tools, t)
-		}
+		st.Tools = append(st.Tools, s.toolInfo...)
 		out = append(out, st)
 	}
 	return out
