@@ -159,6 +159,9 @@ func (a *attempt) next(ctx context.Context) (Part, error) {
 		select {
 		case fp, ok := <-a.parts:
 			if !ok {
+				if err := ctx.Err(); err != nil {
+					return Part{}, err // our cancel ended the provider's stream first
+				}
 				return Part{}, errNoFinish
 			}
 			if fp.Type == fantasy.StreamPartTypeError {
