@@ -122,27 +122,7 @@ func Desktop(ctx context.Context, c Config, o Options, ready func(url string)) e
 		ready(base)
 	}
 
-	err = wails.Run(&options.App{
-		Title:            "Parley",
-		Width:            windowWidth,
-		Height:           windowHeight,
-		MinWidth:         windowMinWidth,
-		MinHeight:        windowMinHeight,
-		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
-		AssetServer:      &assetserver.Options{Handler: launchPage(launch)},
-		OnStartup: func(wctx context.Context) {
-			window.Store(&wctx)
-			// The caller's ctx ends the window like its close button does.
-			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
-		},
-		Linux: &linux.Options{
-			Icon: Icon,
-			// Software rendering: works on every driver and under Xvfb;
-			// a chat app gains nothing from the GPU.
-			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
-		},
-		Logger: wailsLog{in.Log},
-	})
+	err = wails.Run(windowOptions(ctx, launch, in.Log, func(wctx context.Context) { window.Store(&wctx) }))
 	// The window is gone: stop serving, then (deferred) stop every run and
 	// close the store, as on a web-mode shutdown.
 	stopServing()
@@ -190,3 +170,31 @@ func (w wailsLog) Info(m string)    { w.l.Info(m, "from", "wails") }
 func (w wailsLog) Warning(m string) { w.l.Warn(m, "from", "wails") }
 func (w wailsLog) Error(m string)   { w.l.Error(m, "from", "wails") }
 func (w wailsLog) Fatal(m string)   { w.l.Error(m, "from", "wails") }
+
+// windowOptions is Parley's window: it opens on launch (a login link), the
+// caller's ctx closes it like its close button does, and started is told
+// the window's context.
+func windowOptions(ctx context.Context, launch string, log *slog.Logger, started func(wctx context.Context)) *options.App {
+	return &options.App{
+		Title:            "Parley",
+		Width:            windowWidth,
+		Height:           windowHeight,
+		MinWidth:         windowMinWidth,
+		MinHeight:        windowMinHeight,
+		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
+		AssetServer:      &assetserver.Options{Handler: launchPage(launch)},
+		OnStartup: func(wctx context.Context) {
+			if started != nil {
+				started(wctx)
+			}
+			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
+		},
+		Linux: &linux.Options{
+			Icon: Icon,
+			// Software rendering: works on every driver and under Xvfb;
+			// a chat app gains nothing from the GPU.
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
+		Logger: wailsLog{log},
+	}
+}

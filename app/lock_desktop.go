@@ -9,10 +9,6 @@ import (
 	"log/slog"
 
 	"github.com/wailsapp/wails/v2"
-	"github.com/wailsapp/wails/v2/pkg/options"
-	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
-	"github.com/wailsapp/wails/v2/pkg/options/linux"
-	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 )
 
 // desktopOnRunning is `parley desktop` on a data folder another Parley
@@ -33,20 +29,7 @@ func desktopOnRunning(ctx context.Context, dataDir string, lockErr error, log *s
 		return running
 	}
 	log.Info("Parley already runs on this data folder: opening a window on it", "url", running.URL, "pid", running.PID)
-	err = wails.Run(&options.App{
-		Title:            "Parley",
-		Width:            windowWidth,
-		Height:           windowHeight,
-		MinWidth:         windowMinWidth,
-		MinHeight:        windowMinHeight,
-		BackgroundColour: &options.RGBA{R: 255, G: 255, B: 255, A: 255},
-		AssetServer:      &assetserver.Options{Handler: launchPage(login)},
-		OnStartup: func(wctx context.Context) {
-			context.AfterFunc(ctx, func() { wruntime.Quit(wctx) })
-		},
-		Linux:  &linux.Options{Icon: Icon, WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
-		Logger: wailsLog{log},
-	})
+	err = wails.Run(windowOptions(ctx, login, log, nil))
 	if err != nil {
 		return fmt.Errorf("desktop window on the running Parley at %s: %w", running.URL, err)
 	}
