@@ -294,7 +294,7 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 		return Run{}, fmt.Errorf("%w (%s %s)", ErrWaiting, calls[0].ToolName, calls[0].ToolCallID)
 	}
 	if model == "" {
-		model, _ = thread.Metadata["model"].(string)
+		model, _ = thread.Metadata[ThreadModelKey].(string)
 	}
 	if model == "" {
 		model = agent.Model

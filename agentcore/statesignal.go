@@ -102,21 +102,18 @@ func (rt *Runtime) SendStateSignal(ctx context.Context, in StateInput, to Signal
 		lane.LastSnapshotSignalID = sig.ID
 	}
 	lanes[in.ID] = lane
-	// Read again: the run may have changed the metadata meanwhile.
-	if fresh, err := rt.Store.GetThread(ctx, thread.ID); err == nil {
-		thread = fresh
-	}
-	md := map[string]any{}
-	for k, v := range thread.Metadata {
-		md[k] = v
-	}
-	mastra, _ := md["mastra"].(map[string]any)
-	if mastra == nil {
-		mastra = map[string]any{}
-	}
-	mastra["stateSignals"] = lanes
-	md["mastra"] = mastra
-	if _, err := rt.Store.UpdateThread(ctx, thread.ID, ThreadPatch{Metadata: md}); err != nil {
+	// Only mastra.stateSignals changes, atomically: the chat's other
+	// settings may change meanwhile.
+	_, err = rt.Store.UpdateThreadMetadata(ctx, thread.ID, func(md map[string]any) error {
+		mastra, _ := md["mastra"].(map[string]any)
+		if mastra == nil {
+			mastra = map[string]any{}
+		}
+		mastra["stateSignals"] = lanes
+		md["mastra"] = mastra
+		return nil
+	})
+	if err != nil {
 		return StateResult{}, fmt.Errorf("track state lane %s: %w", in.ID, err)
 	}
 	return StateResult{Accepted: acc, Signal: &sig}, nil

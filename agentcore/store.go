@@ -27,6 +27,11 @@ type ThreadStore interface {
 	GetThread(ctx context.Context, id string) (Thread, error)
 	ListThreads(ctx context.Context, q ThreadQuery) ([]Thread, error)
 	UpdateThread(ctx context.Context, id string, p ThreadPatch) (Thread, error)
+	// UpdateThreadMetadata changes the thread's metadata with fn (handed
+	// the stored map, never nil, to change in place) atomically: no other
+	// write lands between the read and the write. An error from fn writes
+	// nothing and is returned wrapped.
+	UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error // deletes its messages and runs too
 }
 

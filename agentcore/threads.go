@@ -5,6 +5,11 @@ import (
 	"fmt"
 )
 
+// ThreadModelKey is the thread metadata key naming the model the thread's
+// runs use (a provider/model string; absent: the agent's). The runtime reads
+// it; Parley's chat settings (app/chat) write it.
+const ThreadModelKey = "model"
+
 // Thread changes go through the Runtime so that every view of the thread
 // hears about them on the Bus.
 
@@ -23,6 +28,17 @@ func (rt *Runtime) UpdateThread(ctx context.Context, id string, p ThreadPatch) (
 	t, err := rt.Store.UpdateThread(ctx, id, p)
 	if err != nil {
 		return Thread{}, fmt.Errorf("update thread %s: %w", id, err)
+	}
+	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
+	return t, nil
+}
+
+// UpdateThreadMetadata changes a thread's metadata with fn atomically (see
+// ThreadStore): writers of different keys never undo each other.
+func (rt *Runtime) UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (Thread, error) {
+	t, err := rt.Store.UpdateThreadMetadata(ctx, id, fn)
+	if err != nil {
+		return Thread{}, err
 	}
 	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
 	return t, nil

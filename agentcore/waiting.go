@@ -269,7 +269,7 @@ func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (text string
 	}
 	model = req.Model
 	if model == "" {
-		model, _ = thread.Metadata["model"].(string)
+		model, _ = thread.Metadata[ThreadModelKey].(string)
 	}
 	if model == "" {
 		model = agent.Model

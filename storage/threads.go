@@ -111,6 +111,39 @@ func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPat
 	return t, nil
 }
 
+// UpdateThreadMetadata changes a thread's metadata with fn in one write
+// transaction: fn gets the stored map (never nil) and changes it in place;
+// the map is written back only when fn returns nil. The single writer
+// connection serialises these transactions, so two callers that each
+// change their own keys never undo each other.
+func (db *DB) UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (agentcore.Thread, error) {
+	var t agentcore.Thread
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		cur, err := scanThread(tx.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ?`, id))
+		if err != nil {
+			return notFound(err)
+		}
+		meta := cur.Metadata
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		if err := fn(meta); err != nil {
+			return err
+		}
+		enc, err := marshalMap(meta)
+		if err != nil {
+			return err
+		}
+		t, err = scanThread(tx.QueryRowContext(ctx, `UPDATE threads SET metadata = ?, updated_at = ?
+			WHERE id = ? RETURNING `+threadCols, enc, ms(now()), id))
+		return err
+	})
+	if err != nil {
+		return agentcore.Thread{}, fmt.Errorf("update thread %s metadata: %w", id, err)
+	}
+	return t, nil
+}
+
 // DeleteThread deletes the thread with its messages and runs.
 func (db *DB) DeleteThread(ctx context.Context, id string) error {
 	err := affected(db.writer.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id))

@@ -16,6 +16,7 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"parley/agentcore"
+	"parley/app/chat"
 	"parley/components"
 	"parley/ui/markdown"
 )
@@ -91,7 +92,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 			s.httpError(w, r, fmt.Errorf("%w: model %s: %v", errBadRequest, model, err))
 			return
 		}
-		t.Metadata = map[string]any{"model": model}
+		t.Metadata = chat.Metadata(chat.Settings{Model: model})
 	}
 	t, err := s.rt.CreateThread(ctx, t)
 	if err != nil {
@@ -267,12 +268,7 @@ func (s *Server) setModel(w http.ResponseWriter, r *http.Request) {
 		_ = sse.PatchElementTempl(components.ComposerError(""))
 		return // unchanged: a repeated change event writes nothing
 	}
-	meta := t.Metadata
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["model"] = model
-	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
+	if err := s.chats().SetModel(ctx, t.ID, model); err != nil {
 		_ = sse.PatchElementTempl(components.ComposerError("Model not changed: " + err.Error()))
 		return
 	}
@@ -303,14 +299,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, fmt.Errorf("%w: want {\"answer\": …}", errBadRequest))
 		return
 	}
-	threadID, callID := r.PathValue("id"), r.PathValue("call")
-	data, undo, err := s.decide(r.Context(), threadID, callID, body.Answer)
-	if err == nil {
-		_, err = s.rt.Resume(r.Context(), agentcore.ResumeRequest{ThreadID: threadID, ToolCallID: callID, Data: data})
-		if err != nil && undo != nil {
-			undo()
-		}
-	}
+	err := s.chats().Answer(r.Context(), r.PathValue("id"), r.PathValue("call"), body.Answer)
 	msg := ""
 	if err != nil {
 		msg = "Not answered: " + err.Error()
@@ -322,81 +311,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 // maxAnswerBytes bounds an answer: a question's reply, or plan feedback.
 const maxAnswerBytes = 1 << 20
 
-// decide prepares a plan decision: the plan under review is echoed back
-// (path, title, plan: the tool reports what was decided), and an approval
-// switches the thread to Build and records the plan. undo reverts that if
-// the resume then fails. Other answers pass through unchanged.
-func (s *Server) decide(ctx context.Context, threadID, callID string, answer json.RawMessage) (json.RawMessage, func(), error) {
-	pending, err := s.rt.Pending(ctx, threadID)
-	if err != nil {
-		return nil, nil, err
-	}
-	var ti *agentcore.ToolInvocation
-	for i := range pending {
-		if pending[i].ToolCallID == callID {
-			ti = &pending[i]
-		}
-	}
-	if ti == nil || ti.ToolName != "submit_plan" {
-		return answer, nil, nil // Resume reports an unknown call
-	}
-	var d map[string]any
-	if err := json.Unmarshal(answer, &d); err != nil {
-		return nil, nil, fmt.Errorf("a plan decision must be {action, feedback?}: %v", err)
-	}
-	var p map[string]any
-	_ = json.Unmarshal(ti.SuspendPayload, &p)
-	for _, k := range []string{"path", "title", "plan"} {
-		if v, ok := p[k]; ok {
-			d[k] = v
-		}
-	}
-	data, err := json.Marshal(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d["action"] != "approved" {
-		return data, nil, nil
-	}
-	if _, busy := s.rt.Live(threadID); busy {
-		return nil, nil, agentcore.ErrBusy
-	}
-	t, err := s.rt.Store.GetThread(ctx, threadID)
-	if err != nil {
-		return nil, nil, err
-	}
-	before := t.Metadata
-	meta := map[string]any{}
-	for k, v := range t.Metadata {
-		meta[k] = v
-	}
-	plans, _ := meta["plans"].([]any)
-	meta["plans"] = append(plans, map[string]any{"title": p["title"], "path": p["path"], "approvedAt": time.Now().UTC().Format(time.RFC3339)})
-	meta["mode"] = "build"
-	if _, err := s.rt.UpdateThread(ctx, threadID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
-		return nil, nil, err
-	}
-	undo := func() {
-		if before == nil {
-			before = map[string]any{}
-		}
-		if _, err := s.rt.UpdateThread(context.WithoutCancel(ctx), threadID, agentcore.ThreadPatch{Metadata: before}); err != nil {
-			s.log.Error("undo plan approval", "thread", threadID, "err", err)
-		}
-	}
-	return data, undo, nil
-}
-
 // setMode switches a thread between Build and Plan.
 func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Mode string `json:"mode"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil || (body.Mode != "plan" && body.Mode != "build") {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body)
+	mode, bad := chat.ParseMode(body.Mode)
+	if err != nil || bad != nil {
 		s.httpError(w, r, fmt.Errorf("%w: want {\"mode\": \"plan\" | \"build\"}", errBadRequest))
 		return
 	}
-	s.setMeta(w, r, "mode", body.Mode)
+	s.settingDone(w, r, s.chats().SetMode(r.Context(), r.PathValue("id"), mode))
 }
 
 // setYOLO turns a thread's YOLO switch on or off.
@@ -408,28 +334,21 @@ func (s *Server) setYOLO(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, fmt.Errorf("%w: want {\"on\": true | false}", errBadRequest))
 		return
 	}
-	s.setMeta(w, r, "yolo", *body.On)
+	s.settingDone(w, r, s.chats().SetYOLO(r.Context(), r.PathValue("id"), *body.On))
 }
 
-// setMeta sets one metadata key of the thread, keeping the others.
-func (s *Server) setMeta(w http.ResponseWriter, r *http.Request, key string, value any) {
-	ctx := r.Context()
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+// settingDone answers a change of a chat's setting: nothing, or its
+// failure.
+func (s *Server) settingDone(w http.ResponseWriter, r *http.Request, err error) {
 	if err != nil {
-		s.httpError(w, r, err)
-		return
-	}
-	meta := map[string]any{}
-	for k, v := range t.Metadata {
-		meta[k] = v
-	}
-	meta[key] = value
-	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
 		s.httpError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// chats are the chat rules over the server's runtime.
+func (s *Server) chats() *chat.Chats { return chat.New(s.rt) }
 
 // setWorkspace sets the folder a thread's tools work in: {path} from the
 // page, or {pick: true} to choose it with the desktop's folder picker. The
@@ -468,18 +387,7 @@ func (s *Server) setWorkspace(w http.ResponseWriter, r *http.Request) {
 		_ = sse.PatchElementTempl(components.ComposerError(fmt.Sprintf("Workspace not changed: %s is not a folder that exists.", path)))
 		return
 	}
-	ctx := r.Context()
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
-	if err != nil {
-		_ = sse.PatchElementTempl(components.ComposerError("Workspace not changed: " + err.Error()))
-		return
-	}
-	meta := map[string]any{}
-	for k, v := range t.Metadata {
-		meta[k] = v
-	}
-	meta["workspace"] = filepath.Clean(path)
-	if _, err := s.rt.UpdateThread(ctx, t.ID, agentcore.ThreadPatch{Metadata: meta}); err != nil {
+	if err := s.chats().SetWorkspace(r.Context(), r.PathValue("id"), filepath.Clean(path)); err != nil {
 		_ = sse.PatchElementTempl(components.ComposerError("Workspace not changed: " + err.Error()))
 		return
 	}
