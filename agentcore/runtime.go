@@ -274,8 +274,10 @@ func (rt *Runtime) resumeLocked(ctx context.Context, thread Thread, req ResumeRe
 	if err != nil {
 		return Run{}, err
 	}
+	l.mu.Lock() // reserved: Live reads it from now on
 	l.msgID = msg.ID
 	l.builder.load(msg.Content)
+	l.mu.Unlock()
 	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
 		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("store run: %w", err)
@@ -366,7 +368,9 @@ func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *li
 	if err != nil {
 		return Sent{}, fmt.Errorf("store reply: %w", err)
 	}
+	l.mu.Lock() // reserved: Live reads it from now on
 	l.msgID = reply.ID
+	l.mu.Unlock()
 	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
 	return Sent{User: user, MessageID: reply.ID, Run: l.run}, nil
 }

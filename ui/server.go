@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/app/chat"
 )
 
 //go:embed static
@@ -49,6 +50,9 @@ type Config struct {
 	// StreamWriteTimeout bounds one write of a long-lived stream; 0 means
 	// DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// Inbox is the inbox every page shows; nil: the server follows the
+	// runtime with one of its own, closed by Shutdown.
+	Inbox *chat.Inbox
 }
 
 // Server serves the UI and the API.
@@ -61,7 +65,9 @@ type Server struct {
 	ctx    context.Context // ends streams on shutdown
 	stop   context.CancelFunc
 	// focused: page id → true for the pages that have the focus.
-	focused sync.Map
+	focused  sync.Map
+	inboxes  *chat.Inbox
+	ownInbox bool // made by New: Shutdown closes it
 }
 
 // New checks the embedded assets and returns a server.
@@ -92,7 +98,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("ui: the Datastar client is not embedded (run `make assets` before building): %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, rt: cfg.Runtime, log: cfg.Log, static: static, hosts: &hostList{}, ctx: ctx, stop: stop}, nil
+	s := &Server{cfg: cfg, rt: cfg.Runtime, log: cfg.Log, static: static, hosts: &hostList{}, ctx: ctx, stop: stop, inboxes: cfg.Inbox}
+	if s.inboxes == nil {
+		s.inboxes, s.ownInbox = chat.NewInbox(cfg.Runtime, cfg.Log), true
+	}
+	return s, nil
 }
 
 // AllowHosts sets the Host header values the server answers to (DNS
@@ -100,7 +110,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) AllowHosts(hosts ...string) { s.hosts.set(hosts) }
 
 // Shutdown ends every open stream so http.Server.Shutdown can finish.
-func (s *Server) Shutdown() { s.stop() }
+func (s *Server) Shutdown() {
+	s.stop()
+	if s.ownInbox {
+		s.inboxes.Close()
+	}
+}
 
 // Handler returns the server's routes behind its guards.
 func (s *Server) Handler() http.Handler {

@@ -9,6 +9,7 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"parley/agentcore"
+	"parley/app/chat"
 	"parley/components"
 )
 
@@ -32,9 +33,11 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 	threadSub := s.rt.Bus.Subscribe(id)
 	defer threadSub.Close()
 	listSub := s.rt.Bus.Subscribe("", agentcore.EventThread, agentcore.EventMessage,
-		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError,
-		agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval, eventInbox)
+		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
 	defer listSub.Close()
+	// The inbox is computed once for every page; this stream renders it.
+	inboxWatch := s.inboxes.Watch()
+	defer inboxWatch.Close()
 
 	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}}
 	// Subscribed first, then the full state: nothing between the page load
@@ -53,6 +56,8 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			return
 		case <-threadSub.Ready():
 		case <-listSub.Ready():
+		case <-inboxWatch.C():
+			v.inbox, v.sidebar = true, true // the sidebar marks chats that need you
 		case <-timerC:
 			timerC = nil
 		}
@@ -134,15 +139,8 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 			v.actions, v.urgent, v.usage = true, true, true
 		}
 	}
-	for _, e := range list {
-		switch e.Type {
-		case agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval, eventInbox:
-			v.inbox, v.sidebar = true, true // the sidebar marks chats that need you
-		case agentcore.EventMessage:
-			v.sidebar = true
-		default: // a run started or ended, a thread changed
-			v.sidebar, v.inbox = true, true
-		}
+	if len(list) > 0 { // a run started or ended, a thread or its messages changed
+		v.sidebar = true
 	}
 }
 
@@ -182,7 +180,11 @@ func (v *chatStream) full(ctx context.Context) error {
 	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running, c.Waiting)); err != nil {
 		return err
 	}
-	return v.patchInboxSidebar(ctx, true, true)
+	in, err := v.s.inboxes.Current(ctx)
+	if err != nil {
+		return err
+	}
+	return v.patchInboxSidebar(ctx, in, true, true)
 }
 
 // flush patches everything marked changed.
@@ -202,7 +204,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 			if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {
 				return err
 			}
-			return v.patchInboxSidebar(ctx, false, true)
+			return v.patchInboxSidebar(ctx, v.s.inboxes.Latest(), false, true)
 		}
 		if err != nil {
 			return err
@@ -268,7 +270,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		if err := v.sse.PatchElementTempl(components.ModeSwitch(t.ID, threadMode(t))); err != nil {
 			return err
 		}
-		if err := v.sse.PatchElementTempl(components.YoloSwitch(t.ID, t.Metadata["yolo"] == true)); err != nil {
+		if err := v.sse.PatchElementTempl(components.YoloSwitch(t.ID, chat.Of(t).YOLO)); err != nil {
 			return err
 		}
 	}
@@ -289,18 +291,14 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.inbox || v.sidebar {
-		return v.patchInboxSidebar(ctx, v.inbox, v.sidebar)
+		return v.patchInboxSidebar(ctx, v.s.inboxes.Latest(), v.inbox, v.sidebar)
 	}
 	return nil
 }
 
 // patchInboxSidebar sends the inbox (bell and list) and/or the sidebar,
-// gathering the inbox once for both: the sidebar marks the chats in it.
-func (v *chatStream) patchInboxSidebar(ctx context.Context, inbox, sidebar bool) error {
-	in, err := v.s.inbox(ctx)
-	if err != nil && inbox {
-		return err
-	}
+// which marks the chats in it.
+func (v *chatStream) patchInboxSidebar(ctx context.Context, in chat.Snapshot, inbox, sidebar bool) error {
 	if inbox {
 		if err := patchInbox(v.sse, in); err != nil {
 			return err

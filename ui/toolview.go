@@ -9,6 +9,7 @@ import (
 
 	"parley/agentcore"
 	"parley/agentcore/partialjson"
+	"parley/app/chat"
 	"parley/components"
 	"parley/ui/markdown"
 )
@@ -283,26 +284,20 @@ func tail(s string, n int) string {
 // question is the question a suspended (or answered) call asked, when its
 // payload has one: ask_user's {question, options, selectionMode}.
 func question(ti *agentcore.ToolInvocation) *components.Question {
-	payload := ti.SuspendPayload
-	if len(payload) == 0 {
+	q, ok := chat.QuestionOf(ti)
+	if !ok {
 		return nil
 	}
-	var p struct {
-		Question string `json:"question"`
-		Options  []struct {
-			Label       string `json:"label"`
-			Description string `json:"description"`
-		} `json:"options"`
-		SelectionMode string `json:"selectionMode"`
+	return &components.Question{Text: q.Text, Multi: q.Multi, Options: optionViews(q.Options)}
+}
+
+// optionViews are the answers a question offers, as shown.
+func optionViews(opts []chat.Option) []components.Option {
+	var out []components.Option
+	for _, o := range opts {
+		out = append(out, components.Option{Label: o.Label, Description: o.Description})
 	}
-	if err := json.Unmarshal(payload, &p); err != nil || p.Question == "" {
-		return nil
-	}
-	q := &components.Question{Text: p.Question, Multi: p.SelectionMode == "multi_select"}
-	for _, o := range p.Options {
-		q.Options = append(q.Options, components.Option{Label: o.Label, Description: o.Description})
-	}
-	return q
+	return out
 }
 
 // answerText shows an answer: a string, or labels joined with ", ".
@@ -363,20 +358,7 @@ func streamingTasks(c agentcore.Content, prev *argPreview) ([]components.Task, b
 		if !ok {
 			return nil, false
 		}
-		items, _ := v.([]any)
-		var out []components.Task
-		for _, it := range items {
-			m, _ := it.(map[string]any)
-			content, _ := m["content"].(string)
-			if content == "" {
-				continue
-			}
-			status, _ := m["status"].(string)
-			active, _ := m["activeForm"].(string)
-			id, _ := m["id"].(string)
-			out = append(out, components.Task{ID: id, Content: content, Status: cmp.Or(status, "pending"), ActiveForm: cmp.Or(active, content)})
-		}
-		return out, true
+		return taskViews(chat.PartialTasks(v)), true
 	}
 	return nil, false
 }

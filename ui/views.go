@@ -3,13 +3,13 @@ package ui
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"html"
 	"strings"
 	"time"
 
 	"parley/agentcore"
+	"parley/app/chat"
 	"parley/components"
 )
 
@@ -20,12 +20,12 @@ const pageMessages = 50
 
 // sidebar builds the thread list.
 func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar, error) {
-	in, _ := s.inbox(ctx) // without it, no chat is marked as needing you
+	in, _ := s.inboxes.Current(ctx) // without it, no chat is marked as needing you
 	return s.sidebarFor(ctx, active, in)
 }
 
 // sidebarFor is the sidebar with the chats in the inbox in marked.
-func (s *Server) sidebarFor(ctx context.Context, active string, in components.Inbox) (components.Sidebar, error) {
+func (s *Server) sidebarFor(ctx context.Context, active string, in chat.Snapshot) (components.Sidebar, error) {
 	threads, err := s.rt.Store.ListThreads(ctx, agentcore.ThreadQuery{Limit: 500})
 	if err != nil {
 		return components.Sidebar{}, fmt.Errorf("list threads: %w", err)
@@ -56,7 +56,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 	live, running := s.rt.Live(t.ID)
 	c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: s.threadModel(t), Running: running,
 		Waiting: !running && s.rt.Waiting(ctx, t.ID),
-		Mode:    threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: t.Metadata["yolo"] == true,
+		Mode:    threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: chat.Of(t).YOLO,
 		Workspace: threadWorkspace(t, s.cfg.Workspace), CanPick: s.cfg.PickFolder != nil, Pager: pager}
 	for _, m := range msgs {
 		v := s.messageView(m, live, running, nil)
@@ -69,7 +69,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 
 // threadModel is the model a thread's next run uses.
 func (s *Server) threadModel(t agentcore.Thread) string {
-	if m, _ := t.Metadata["model"].(string); m != "" {
+	if m := chat.Of(t).Model; m != "" {
 		return m
 	}
 	if a, err := s.rt.Agent(""); err == nil {
@@ -172,53 +172,44 @@ func (s *Server) modelList(current string) []string {
 
 // threadMode is "plan" or "build" (the default).
 func threadMode(t agentcore.Thread) string {
-	if m, _ := t.Metadata["mode"].(string); m == "plan" {
-		return "plan"
-	}
-	return "build"
+	return string(chat.Of(t).Mode)
 }
-
-// taskStateType is where the task tools keep a thread's list.
-const taskStateType = "task"
 
 // tasks is the thread's task list as the task tools stored it.
 func (s *Server) tasks(ctx context.Context, threadID string) []components.Task {
-	raw, ok, err := s.rt.Store.GetState(ctx, threadID, taskStateType)
-	if err != nil || !ok {
-		return nil
-	}
-	var list []components.Task
-	if err := json.Unmarshal(raw, &list); err != nil {
+	list, err := chat.Tasks(ctx, s.rt.Store, threadID)
+	if err != nil {
 		s.log.Warn("task list is not readable", "thread", threadID, "err", err)
 		return nil
 	}
-	return list
+	return taskViews(list)
 }
 
-// approvedPlans are the plans approved on the thread (metadata "plans").
+// taskViews are the panel's rows of a task list.
+func taskViews(list []chat.Task) []components.Task {
+	var out []components.Task
+	for _, t := range list {
+		out = append(out, components.Task{ID: t.ID, Content: t.Content, Status: t.Status, ActiveForm: t.ActiveForm})
+	}
+	return out
+}
+
+// approvedPlans are the plans approved in the chat.
 func approvedPlans(t agentcore.Thread) []components.PlanRef {
-	list, _ := t.Metadata["plans"].([]any)
 	var out []components.PlanRef
-	for _, p := range list {
-		m, _ := p.(map[string]any)
-		title, _ := m["title"].(string)
-		path, _ := m["path"].(string)
-		at, _ := m["approvedAt"].(string)
+	for _, p := range chat.Of(t).Plans {
 		when := ""
-		if ts, err := time.Parse(time.RFC3339, at); err == nil {
-			when = ts.Local().Format("2 Jan 15:04")
+		if !p.ApprovedAt.IsZero() {
+			when = p.ApprovedAt.Local().Format("2 Jan 15:04")
 		}
-		out = append(out, components.PlanRef{Title: cmp.Or(title, "Implementation plan"), Path: path, When: when})
+		out = append(out, components.PlanRef{Title: cmp.Or(p.Title, "Implementation plan"), Path: p.Path, When: when})
 	}
 	return out
 }
 
 // threadWorkspace is the folder a thread's tools work in.
 func threadWorkspace(t agentcore.Thread, def string) string {
-	if w, _ := t.Metadata["workspace"].(string); w != "" {
-		return w
-	}
-	return def
+	return chat.Of(t).WorkspaceOr(def)
 }
 
 // signalBadge says how a user message sent while the agent worked reaches
