@@ -11,6 +11,7 @@ import (
 	"parley/agentcore"
 	"parley/agentcore/llm"
 	"parley/agentcore/scripted"
+	"parley/app/chat"
 	"parley/storage"
 	"parley/toolkit"
 	"parley/toolkit/mcp"
@@ -39,6 +40,7 @@ type Instance struct {
 	Store   *storage.DB
 	Runtime *agentcore.Runtime
 	UI      *ui.Server
+	Inbox   *chat.Inbox      // what needs the user, computed once per change for every page
 	Demo    *scripted.Server // the demo model's server, when running on demo/scripted
 	MCP     *mcp.Manager     // the MCP servers and their tools
 	Keys    *KeyStore        // provider keys saved in Settings
@@ -170,7 +172,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	agent.Tools["submit_plan"] = toolkit.PerThread(wss, func(w *toolkit.Workspace) *agentcore.Tool { return toolkit.SubmitPlanTool(w.Root()) })
 	// In Plan mode write_file may only write the plan.
-	agent.Tools["write_file"] = planGuarded(wss, agent.Tools["write_file"])
+	agent.Tools["write_file"] = chat.PlanGuarded(wss, agent.Tools["write_file"])
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
 	// Offered only to models that have it (OpenAI, Anthropic, Gemini 3 and later).
 	agent.Tools["web_search"] = toolkit.WebSearchTool()
@@ -193,15 +195,15 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		}
 		return toolkit.Category(name)
 	}
-	gate := &approvalGate{store: db, workspace: ws.Root(), category: category, toolNames: func() []string {
+	gate := chat.NewGate(db, ws.Root(), category, func() []string {
 		names := make([]string, 0, len(agent.Tools))
 		for n := range agent.ToolSet() {
 			names = append(names, n)
 		}
 		slices.Sort(names)
 		return names
-	}}
-	agent.Hooks.BeforeToolCall = gate.before
+	})
+	agent.Hooks.BeforeToolCall = gate.Before
 	var rt *agentcore.Runtime // the task tools tell the views of a thread about changes
 	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) {
 		rt.Bus.Publish(agentcore.Event{Type: agentcore.EventTasks, ThreadID: threadID})
@@ -215,10 +217,12 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	in.Runtime = agentcore.NewRuntime(db, log, agent)
 	rt = in.Runtime
-	in.Runtime.Prepare = prepare(agent, wss)
+	in.Runtime.Prepare = chat.Prepare(agent, wss)
 	in.Runtime.StartNotifications()
+	in.Inbox = chat.NewInbox(in.Runtime, log)
 	in.UI, err = ui.New(ui.Config{
 		Runtime: in.Runtime,
+		Inbox:   in.Inbox,
 		Models:  m.list,
 		CheckModel: func(spec string) error {
 			_, err := m.open(spec)
@@ -245,6 +249,9 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 func (in *Instance) Close() {
 	if in.UI != nil {
 		in.UI.Shutdown()
+	}
+	if in.Inbox != nil {
+		in.Inbox.Close()
 	}
 	if in.Runtime != nil {
 		in.Runtime.Close()

@@ -12,13 +12,14 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"parley/app/chat"
 	"parley/components"
 )
 
 // ApprovalSettings reads and changes the approval policies and the
 // remembered "always allow" answers (the app owns their rules).
 type ApprovalSettings interface {
-	Policies(ctx context.Context) ([]components.CategoryPolicy, []components.AlwaysRule, error)
+	Policies(ctx context.Context) ([]chat.CategoryPolicy, []chat.AlwaysRule, error)
 	SetPolicy(ctx context.Context, category, policy string) error
 	Revoke(ctx context.Context, index int) error
 }
@@ -109,8 +110,16 @@ func (s *Server) settingsView(ctx context.Context) (components.Settings, error) 
 	}
 	page.Models = s.cfg.Models()
 	if s.cfg.Approvals != nil {
-		if page.Categories, page.Rules, err = s.cfg.Approvals.Policies(ctx); err != nil {
+		pols, rules, err := s.cfg.Approvals.Policies(ctx)
+		if err != nil {
 			return page, err
+		}
+		for _, p := range pols {
+			page.Categories = append(page.Categories, components.CategoryPolicy{Category: p.Category, Policy: p.Policy, Tools: strings.Join(p.Tools, ", ")})
+		}
+		page.Rules = make([]components.AlwaysRule, len(rules))
+		for i, r := range rules {
+			page.Rules[i] = components.AlwaysRule{Index: i, Workspace: r.Workspace, Category: r.Category, Prefix: r.Prefix}
 		}
 	}
 	if p := s.cfg.Providers; p != nil {

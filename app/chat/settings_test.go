@@ -64,7 +64,7 @@ func TestSettingsDefaults(t *testing.T) {
 func TestSettingsGarbled(t *testing.T) {
 	c, db := newChats(t)
 	garbled := map[string]any{"mode": "turbo", "yolo": "true", "workspace": 42.0, "model": []any{"x"},
-		"plans": []any{"not a plan", map[string]any{"title": 7.0, "path": "p.md", "approvedAt": "yesterday"}},
+		"plans":  []any{"not a plan", map[string]any{"title": 7.0, "path": "p.md", "approvedAt": "yesterday"}},
 		"mastra": map[string]any{"stateSignals": map[string]any{}}}
 	id := newThread(t, db, garbled)
 	s, err := c.Settings(t.Context(), id)

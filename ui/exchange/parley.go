@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"parley/agentcore"
+	"parley/app/chat"
 )
 
 const (
@@ -87,7 +88,7 @@ type Result struct {
 // droppedMeta are thread settings an imported file may not set: running
 // tools without asking, and the folder tools work in, are the importing
 // user's choice, not the file's.
-var droppedMeta = []string{"yolo", "workspace"}
+var droppedMeta = chat.MachineKeys()
 
 // Read reads a Parley export or a ChatGPT conversations.json (or one
 // conversation of it). Ids in the file that Parley would not accept from

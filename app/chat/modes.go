@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -7,13 +7,6 @@ import (
 
 	"parley/agentcore"
 	"parley/toolkit"
-)
-
-// Thread modes: Build (the default) works on the task; Plan explores
-// read-only and proposes a plan for approval (Mastra Code's plan mode).
-const (
-	ModeBuild = "build"
-	ModePlan  = "plan"
 )
 
 // planTools are what Plan mode may use: reading, asking, tracking tasks,
@@ -27,24 +20,29 @@ var buildHidden = []string{"submit_plan"}
 const planInstructions = `You are in Plan mode. Explore the workspace read-only (view, find_files, search_content) and ask the user (ask_user) when something is unclear. Do not change any file except your plan.
 Write your plan as markdown to .parley/plans/<short-name>.md with write_file, starting with a "# Title" line, then call submit_plan with that path and wait for the user's decision. Revise the same file when asked for changes.`
 
-// prepare sets a run's tools and instructions from its thread's mode.
-func prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.Thread, opts *agentcore.StreamOptions) {
+// modeKey is the request-context key that tells a run's tools its mode.
+const modeKey = "mode"
+
+// Prepare is the runtime's Prepare hook: it sets a run's workspace, tools
+// and instructions from its chat's settings.
+func Prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.Thread, opts *agentcore.StreamOptions) {
 	return func(t agentcore.Thread, opts *agentcore.StreamOptions) {
-		opts.RequestContext = map[string]any{toolkit.WorkspaceKey: ThreadWorkspace(t, wss.Default.Root())}
+		s := Of(t)
+		opts.RequestContext = map[string]any{toolkit.WorkspaceKey: s.WorkspaceOr(wss.Default.Root())}
 		names := make([]string, 0, len(agent.Tools))
 		for n := range agent.ToolSet() {
 			names = append(names, n)
 		}
 		slices.Sort(names)
 		var active []string
-		if ThreadMode(t) == ModePlan {
+		if s.Mode == ModePlan {
 			for _, n := range names {
 				if slices.Contains(planTools, n) {
 					active = append(active, n)
 				}
 			}
 			opts.Instructions = append(opts.Instructions, agentcore.Text(planInstructions)...)
-			opts.RequestContext["mode"] = ModePlan
+			opts.RequestContext[modeKey] = string(ModePlan)
 		} else {
 			for _, n := range names {
 				if !slices.Contains(buildHidden, n) {
@@ -56,23 +54,15 @@ func prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.T
 	}
 }
 
-// ThreadMode is a thread's mode.
-func ThreadMode(t agentcore.Thread) string {
-	if m, _ := t.Metadata["mode"].(string); m == ModePlan {
-		return ModePlan
-	}
-	return ModeBuild
-}
-
 // inPlanMode reports whether a tool runs in a Plan mode run.
 func inPlanMode(tc *agentcore.ToolContext) bool {
-	return tc != nil && tc.RequestContext["mode"] == ModePlan
+	return tc != nil && tc.RequestContext[modeKey] == string(ModePlan)
 }
 
-// planGuarded limits a write tool to the plan file while the thread is in
+// PlanGuarded limits a write tool to the plan file while the chat is in
 // Plan mode; in Build mode it writes anywhere in the workspace (behind the
 // approval gate).
-func planGuarded(wss *toolkit.Workspaces, t *agentcore.Tool) *agentcore.Tool {
+func PlanGuarded(wss *toolkit.Workspaces, t *agentcore.Tool) *agentcore.Tool {
 	write := t.Execute
 	return t.WithExecute(
 		func(ctx context.Context, input json.RawMessage, tc *agentcore.ToolContext) (any, error) {
@@ -95,13 +85,4 @@ func planGuarded(wss *toolkit.Workspaces, t *agentcore.Tool) *agentcore.Tool {
 			}
 			return write(ctx, input, tc)
 		})
-}
-
-// ThreadWorkspace is the folder a thread's tools work in: its own, or the
-// default.
-func ThreadWorkspace(t agentcore.Thread, def string) string {
-	if w, _ := t.Metadata["workspace"].(string); w != "" {
-		return w
-	}
-	return def
 }

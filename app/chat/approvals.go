@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"parley/agentcore"
-	"parley/components"
 	"parley/toolkit"
 )
 
@@ -49,20 +49,36 @@ type approvalRequest struct {
 	Prefix   string `json:"prefix,omitempty"`
 }
 
-// approvalGate is the agent's beforeToolCall hook: it applies the thread's
+// Gate is the agent's beforeToolCall hook: it applies the thread's
 // YOLO switch, the category policies and remembered approvals, and asks the
 // user otherwise. Its questions are suspensions: they survive a restart.
-type approvalGate struct {
-	store     agentcore.Store
+type Gate struct {
+	store     GateStore
 	workspace string
 	category  func(tool string) string
 	toolNames func() []string // for Settings: which tools each category holds
+	mu        sync.Mutex      // one change of the approvals setting at a time
 }
 
-func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore.ToolDecision, error) {
+// GateStore is what the gate keeps and reads: the approvals setting and
+// the chats' settings.
+type GateStore interface {
+	agentcore.SettingsStore
+	GetThread(ctx context.Context, id string) (agentcore.Thread, error)
+}
+
+// NewGate returns the approval gate. workspace is the default folder (the
+// one "always allow" remembers for chats without their own); category
+// names a tool's category; toolNames lists the agent's tools.
+func NewGate(store GateStore, workspace string, category func(tool string) string, toolNames func() []string) *Gate {
+	return &Gate{store: store, workspace: workspace, category: category, toolNames: toolNames}
+}
+
+// Before is the agent's beforeToolCall hook.
+func (g *Gate) Before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore.ToolDecision, error) {
 	cat := g.category(c.ToolName)
 	if c.ToolName == "write_file" && inPlanMode(c.Context) {
-		return nil, nil // Plan mode writes only the plan file (planGuarded)
+		return nil, nil // Plan mode writes only the plan file (PlanGuarded)
 	}
 	a, err := g.load(ctx)
 	if err != nil {
@@ -72,7 +88,7 @@ func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*a
 	if policy == PolicyAllow {
 		return nil, nil
 	}
-	if t, err := g.store.GetThread(ctx, c.Context.ThreadID); err == nil && t.Metadata["yolo"] == true {
+	if t, err := g.store.GetThread(ctx, c.Context.ThreadID); err == nil && Of(t).YOLO {
 		return nil, nil // the thread's YOLO switch: the user accepted the risk
 	}
 	if policy == PolicyDeny {
@@ -93,8 +109,8 @@ func (g *approvalGate) before(ctx context.Context, c agentcore.ToolCallInfo) (*a
 	case c.Approval == nil:
 		return &agentcore.ToolDecision{RequireApproval: true, ApprovalPayload: approvalRequest{Category: cat, Prefix: prefix}}, nil
 	case c.Approval.Decision == "always":
-		a.Always = append(a.Always, AlwaysRule{Workspace: workspace, Category: cat, Prefix: prefix})
-		if err := g.save(ctx, a); err != nil {
+		rule := AlwaysRule{Workspace: workspace, Category: cat, Prefix: prefix}
+		if err := g.change(ctx, func(a *Approvals) error { a.Always = append(a.Always, rule); return nil }); err != nil {
 			return nil, err
 		}
 		return nil, nil
@@ -124,7 +140,7 @@ func (a Approvals) allowed(workspace, cat, prefix string) bool {
 	})
 }
 
-func (g *approvalGate) load(ctx context.Context) (Approvals, error) {
+func (g *Gate) load(ctx context.Context) (Approvals, error) {
 	var a Approvals
 	raw, ok, err := g.store.GetSetting(ctx, approvalsKey)
 	if err != nil || !ok {
@@ -136,12 +152,26 @@ func (g *approvalGate) load(ctx context.Context) (Approvals, error) {
 	return a, nil
 }
 
-func (g *approvalGate) save(ctx context.Context, a Approvals) error {
-	b, err := json.Marshal(a)
+// change reads, changes and writes the approvals setting, one change at a
+// time: two answers remembered at once both stay.
+func (g *Gate) change(ctx context.Context, fn func(a *Approvals) error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a, err := g.load(ctx)
 	if err != nil {
 		return err
 	}
-	return g.store.SetSetting(ctx, approvalsKey, b)
+	if err := fn(&a); err != nil {
+		return err
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("encode approval settings: %w", err)
+	}
+	if err := g.store.SetSetting(ctx, approvalsKey, b); err != nil {
+		return fmt.Errorf("save approval settings: %w", err)
+	}
+	return nil
 }
 
 // commandPrefix is what "always allow" remembers of a command: its first
@@ -166,8 +196,17 @@ func commandPrefix(input json.RawMessage) string {
 // categories lists the approval categories in the order Settings shows.
 var categories = []string{"read", "edit", "execute", "web", "mcp", "other"}
 
-// Policies is the Settings view of the approvals (ui.ApprovalSettings).
-func (g *approvalGate) Policies(ctx context.Context) ([]components.CategoryPolicy, []components.AlwaysRule, error) {
+// CategoryPolicy is one category's policy and the tools it holds.
+type CategoryPolicy struct {
+	Category string
+	Policy   string
+	Tools    []string // sorted
+}
+
+// Policies are the category policies in the order Settings shows them,
+// and the remembered "always allow" answers (a rule's index is what Revoke
+// takes).
+func (g *Gate) Policies(ctx context.Context) ([]CategoryPolicy, []AlwaysRule, error) {
 	a, err := g.load(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -177,45 +216,37 @@ func (g *approvalGate) Policies(ctx context.Context) ([]components.CategoryPolic
 		c := g.category(n)
 		byCat[c] = append(byCat[c], n)
 	}
-	var pols []components.CategoryPolicy
+	var pols []CategoryPolicy
 	for _, c := range categories {
-		pols = append(pols, components.CategoryPolicy{Category: c, Policy: a.policy(c), Tools: strings.Join(byCat[c], ", ")})
+		pols = append(pols, CategoryPolicy{Category: c, Policy: a.policy(c), Tools: byCat[c]})
 	}
-	rules := make([]components.AlwaysRule, len(a.Always))
-	for i, r := range a.Always {
-		rules[i] = components.AlwaysRule{Index: i, Workspace: r.Workspace, Category: r.Category, Prefix: r.Prefix}
-	}
-	return pols, rules, nil
+	return pols, a.Always, nil
 }
 
 // SetPolicy changes one category's policy.
-func (g *approvalGate) SetPolicy(ctx context.Context, category, policy string) error {
+func (g *Gate) SetPolicy(ctx context.Context, category, policy string) error {
 	if !slices.Contains(categories, category) {
 		return fmt.Errorf("unknown category %q (want one of %s)", category, strings.Join(categories, ", "))
 	}
 	if policy != PolicyAllow && policy != PolicyAsk && policy != PolicyDeny {
 		return fmt.Errorf("unknown policy %q (want allow, ask or deny)", policy)
 	}
-	a, err := g.load(ctx)
-	if err != nil {
-		return err
-	}
-	if a.Policies == nil {
-		a.Policies = map[string]string{}
-	}
-	a.Policies[category] = policy
-	return g.save(ctx, a)
+	return g.change(ctx, func(a *Approvals) error {
+		if a.Policies == nil {
+			a.Policies = map[string]string{}
+		}
+		a.Policies[category] = policy
+		return nil
+	})
 }
 
 // Revoke forgets the always-allow rule at index.
-func (g *approvalGate) Revoke(ctx context.Context, index int) error {
-	a, err := g.load(ctx)
-	if err != nil {
-		return err
-	}
-	if index < 0 || index >= len(a.Always) {
-		return fmt.Errorf("no always-allow rule %d", index)
-	}
-	a.Always = slices.Delete(a.Always, index, index+1)
-	return g.save(ctx, a)
+func (g *Gate) Revoke(ctx context.Context, index int) error {
+	return g.change(ctx, func(a *Approvals) error {
+		if index < 0 || index >= len(a.Always) {
+			return fmt.Errorf("no always-allow rule %d", index)
+		}
+		a.Always = slices.Delete(a.Always, index, index+1)
+		return nil
+	})
 }

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -21,10 +21,10 @@ func TestApprovalGate(t *testing.T) {
 	th, _ := db.CreateThread(ctx, agentcore.Thread{})
 	yolo, _ := db.CreateThread(ctx, agentcore.Thread{Metadata: map[string]any{"yolo": true}})
 	cats := map[string]string{"view": "read", "edit_file": "edit", "execute_command": "execute", "web_fetch": "web"}
-	g := &approvalGate{store: db, workspace: "/w", category: func(n string) string { return cats[n] }}
+	g := NewGate(db, "/w", func(n string) string { return cats[n] }, nil)
 	call := func(thread, tool, input string, approval *agentcore.ApprovalDecision) *agentcore.ToolDecision {
 		t.Helper()
-		d, err := g.before(ctx, agentcore.ToolCallInfo{ToolName: tool, Input: json.RawMessage(input), Approval: approval,
+		d, err := g.Before(ctx, agentcore.ToolCallInfo{ToolName: tool, Input: json.RawMessage(input), Approval: approval,
 			Context: &agentcore.ToolContext{ThreadID: thread}})
 		if err != nil {
 			t.Fatal(err)
