@@ -30,8 +30,8 @@ const (
 	// inboxSetting keeps what the user set aside: snoozed and dismissed
 	// items that are not notifications (those keep it on their record).
 	inboxSetting = "inbox"
-	// SnoozeFor is how long "Not now" hides an item.
-	SnoozeFor = time.Hour
+	// snoozeFor is how long "Not now" hides an item.
+	snoozeFor = time.Hour
 	// inboxRefresh recomputes now and then: snoozes end, failures age out.
 	inboxRefresh = 30 * time.Second
 	// inboxFrame coalesces a burst of changes (a run ending, its
@@ -39,8 +39,8 @@ const (
 	inboxFrame = 100 * time.Millisecond
 	// failedWindow: failed runs older than this no longer need the user.
 	failedWindow = 7 * 24 * time.Hour
-	// InboxMax bounds the notifications (and runs) one snapshot lists.
-	InboxMax = 200
+	// inboxMax bounds the notifications (and runs) one snapshot lists.
+	inboxMax = 200
 )
 
 // inboxEvents are the runtime's events that may change the inbox: a
@@ -125,7 +125,7 @@ type Snapshot struct {
 	Seq     int64
 	Items   []Item   // newest first
 	Sources []string // the notifications' sources, sorted
-	// OlderNotes: more unread notifications wait past the InboxMax newest.
+	// OlderNotes: more unread notifications wait past the inboxMax newest.
 	OlderNotes bool
 }
 
@@ -353,12 +353,12 @@ func (i *Inbox) compute(ctx context.Context) (Snapshot, error) {
 		return ok && now.Before(until)
 	}
 
-	notes, err := i.rt.Notifications(ctx, agentcore.NotificationQuery{Statuses: unread, Limit: InboxMax + 1})
+	notes, err := i.rt.Notifications(ctx, agentcore.NotificationQuery{Statuses: unread, Limit: inboxMax + 1})
 	if err != nil && !errors.Is(err, agentcore.ErrNoNotifications) {
 		return Snapshot{}, fmt.Errorf("list notifications: %w", err)
 	}
-	older := len(notes) > InboxMax
-	notes = notes[:min(len(notes), InboxMax)]
+	older := len(notes) > inboxMax
+	notes = notes[:min(len(notes), inboxMax)]
 	sources := map[string]bool{}
 	for _, n := range notes {
 		if n.SnoozedUntil != nil && now.Before(*n.SnoozedUntil) {
@@ -372,7 +372,7 @@ func (i *Inbox) compute(ctx context.Context) (Snapshot, error) {
 		})
 	}
 
-	runs, err := i.rt.Store.ListRuns(ctx, agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunFailed}, Limit: InboxMax})
+	runs, err := i.rt.Store.ListRuns(ctx, agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunFailed}, Limit: inboxMax})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("list runs: %w", err)
 	}
@@ -525,7 +525,7 @@ func (i *Inbox) act(ctx context.Context, key, action string) error {
 		case "dismiss":
 			_, err = i.rt.SetNotificationStatus(ctx, threadID, id, agentcore.NoteDismissed)
 		case "snooze":
-			_, err = i.rt.SnoozeNotification(ctx, threadID, id, time.Now().Add(SnoozeFor))
+			_, err = i.rt.SnoozeNotification(ctx, threadID, id, time.Now().Add(snoozeFor))
 		default:
 			return fmt.Errorf("%w: a notification can be marked seen, archived, dismissed or snoozed, not %q", ErrBadInboxAction, action)
 		}
@@ -536,7 +536,7 @@ func (i *Inbox) act(ctx context.Context, key, action string) error {
 	st := i.setAside(ctx)
 	switch action {
 	case "snooze":
-		st.Snoozed[key] = time.Now().Add(SnoozeFor)
+		st.Snoozed[key] = time.Now().Add(snoozeFor)
 	case "dismiss":
 		st.Dismissed[key] = true
 	default:
@@ -559,7 +559,7 @@ func (i *Inbox) act(ctx context.Context, key, action string) error {
 }
 
 // SeenAll marks seen every unread notification of the source and priority
-// given (empty: any), those past the newest InboxMax included; the snoozed
+// given (empty: any), those past the newest inboxMax included; the snoozed
 // ones stay, as they are not on the list the user cleared.
 func (i *Inbox) SeenAll(ctx context.Context, source, priority string) error {
 	q := agentcore.NotificationQuery{Statuses: unread}
