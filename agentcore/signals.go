@@ -339,7 +339,9 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 	if err != nil {
 		return fail(fmt.Errorf("store reply: %w", err))
 	}
+	l.mu.Lock() // reserved: Live reads it from now on
 	l.msgID = reply.ID
+	l.mu.Unlock()
 	l.pending = sigs
 	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
 	started := l.run
