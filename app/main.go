@@ -9,11 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 )
-
-// Version is set at build time with -ldflags "-X parley/app.Version=…".
-var Version = "dev"
 
 // Icon is the app icon as PNG, for the desktop window; package main sets it
 // from build/appicon.png (the file Wails packaging uses too).
@@ -50,7 +46,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "parley %s\n", version())
+		fmt.Fprintln(stdout, versionLine())
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 	default:
@@ -65,14 +61,4 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func version() string {
-	if Version != "dev" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return Version
 }
