@@ -87,7 +87,7 @@ func TestProviderCallIDsAreReissued(t *testing.T) {
 		scripted.ToolCall{ID: "dup", Name: "echo", Args: `{"n":2}`}, scripted.ToolCall{ID: "dup", Name: "echo", Args: `{"n":3}`},
 		scripted.ToolCall{ID: "", Name: "echo", Args: `{"n":4}`})
 	srv.Push(scripted.Reply{ToolCalls: calls, ExactIDs: true}, scripted.Reply{Text: "All done."})
-	sub := rt.Bus.Subscribe(th.ID)
+	sub := rt.Subscribe(th.ID)
 	defer sub.Close()
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "go"}); err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestProviderCallIDsAreReissued(t *testing.T) {
 	}
 
 	// Stored: the same ids, and each call's own arguments.
-	msgs, err := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	msgs, err := rt.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestRuntimeGeminiWebSearch(t *testing.T) {
 	rt := agentcore.NewRuntime(db, nil, agent)
 	t.Cleanup(func() { rt.Close(); db.Close() })
 	th := thread(t, rt)
-	sub := rt.Bus.Subscribe(th.ID)
+	sub := rt.Subscribe(th.ID)
 	defer sub.Close()
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "What is the northernmost US city, and its weather?"}); err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestRuntimeGeminiWebSearch(t *testing.T) {
 		t.Fatalf("run ended with %+v", last)
 	}
 
-	msgs, err := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	msgs, err := rt.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("stored %d messages, %v", len(msgs), err)
 	}
@@ -200,7 +200,7 @@ func TestGeminiSignatureSurvivesSuspension(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("resumed request %q, want %q:\n%s", got, want, reqs[1].Body)
 	}
-	msgs, _ := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	msgs, _ := rt.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if len(msgs) != 2 || !strings.HasSuffix(msgs[1].Content.Text(), "Deploying on 8080.") {
 		t.Fatalf("messages %+v", msgs)
 	}

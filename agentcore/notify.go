@@ -154,7 +154,7 @@ type NotifyResult struct {
 var ErrNoNotifications = errors.New("this store keeps no notifications")
 
 func (rt *Runtime) notes() (NotificationStore, error) {
-	ns, ok := rt.Store.(NotificationStore)
+	ns, ok := rt.store.(NotificationStore)
 	if !ok {
 		return nil, ErrNoNotifications
 	}
@@ -175,7 +175,7 @@ func (rt *Runtime) Notify(ctx context.Context, in NotificationInput, to NotifyTa
 	if to.ThreadID == "" {
 		return NotifyResult{}, errors.New("notification threadId is required")
 	}
-	thread, err := rt.Store.GetThread(ctx, to.ThreadID)
+	thread, err := rt.store.GetThread(ctx, to.ThreadID)
 	if err != nil {
 		return NotifyResult{}, fmt.Errorf("notify thread %s: %w", to.ThreadID, err)
 	}
@@ -262,7 +262,7 @@ func (rt *Runtime) Notify(ctx context.Context, in NotificationInput, to NotifyTa
 	}
 	// The record rides along: a desktop shell alerts on urgent ones.
 	raw, _ := json.Marshal(res.Record)
-	rt.Bus.Publish(Event{Type: EventNotification, ThreadID: thread.ID, Result: raw})
+	rt.bus.Publish(Event{Type: EventNotification, ThreadID: thread.ID, Result: raw})
 	rt.kickNotes()
 	return res, nil
 }
@@ -275,7 +275,7 @@ func (rt *Runtime) noteLane(threadID string) *sync.Mutex {
 
 // noteChanged tells the thread and every inbox that notifications changed.
 func (rt *Runtime) noteChanged(threadID string) {
-	rt.Bus.Publish(Event{Type: EventNotification, ThreadID: threadID})
+	rt.bus.Publish(Event{Type: EventNotification, ThreadID: threadID})
 }
 
 // noteSignal is the full notification as the model reads it.

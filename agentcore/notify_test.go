@@ -372,7 +372,11 @@ func TestNotifyTimerSurvivesRestart(t *testing.T) {
 
 // Delivery is tried five times at most; then the record fails.
 func TestNotifyFailsAfterFiveAttempts(t *testing.T) {
-	rt, srv := newNoteRuntime(t, nil)
+	srv := scripted.NewServer()
+	t.Cleanup(srv.Close)
+	srv.SetDefault(func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "noted"} })
+	rt, db := noteRuntime(t, filepath.Join(t.TempDir(), "p.db"), srv, nil)
+	t.Cleanup(func() { rt.Close(); db.Close() })
 	th := thread(t, rt)
 	now := time.Now().UTC()
 	res, err := rt.Notify(t.Context(), note(agentcore.PriorityMedium, "x"), agentcore.NotifyTarget{ThreadID: th.ID})
@@ -384,7 +388,7 @@ func TestNotifyFailsAfterFiveAttempts(t *testing.T) {
 		t.Fatalf("%d model calls for one notification", len(srv.Requests()))
 	}
 	// A record whose agent is gone cannot be delivered.
-	ns := rt.Store.(agentcore.NotificationStore)
+	ns := agentcore.Store(db).(agentcore.NotificationStore)
 	n := get(t, rt, th.ID, res.Record.ID)
 	n.Status, n.DeliveredSignalID, n.AgentID, n.DeliverAt = agentcore.NotePending, "", "gone", &now
 	if err := ns.SaveNotification(t.Context(), n); err != nil {

@@ -18,7 +18,7 @@ var ErrNothingToRetry = errors.New("nothing to retry: the chat's last reply did 
 // in the chat, marked retried; from then on the model does not see it,
 // unless it ran tools — what they did to the workspace is part of the story.
 func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
-	thread, err := rt.Store.GetThread(ctx, threadID)
+	thread, err := rt.store.GetThread(ctx, threadID)
 	if err != nil {
 		return Run{}, fmt.Errorf("retry in thread %s: %w", threadID, err)
 	}
@@ -28,7 +28,7 @@ func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 	if rt.liveRun(thread.ID) != nil || len(rt.queued[thread.ID]) > 0 {
 		return Run{}, ErrBusy
 	}
-	last, err := rt.Store.ListMessages(ctx, thread.ID, MessageQuery{Limit: 1, Last: true})
+	last, err := rt.store.ListMessages(ctx, thread.ID, MessageQuery{Limit: 1, Last: true})
 	if err != nil {
 		return Run{}, fmt.Errorf("retry in thread %s: %w", thread.ID, err)
 	}
@@ -38,7 +38,7 @@ func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 	failed := last[0]
 	agentID := ""
 	if failed.RunID != "" {
-		if run, err := rt.Store.GetRun(ctx, failed.RunID); err == nil {
+		if run, err := rt.store.GetRun(ctx, failed.RunID); err == nil {
 			agentID = run.AgentID
 		}
 	}
@@ -57,14 +57,14 @@ func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 		c.Metadata = map[string]any{}
 	}
 	c.Metadata[metaRetried] = true
-	if err := rt.Store.UpdateMessage(ctx, failed.ID, c, failed.Status); err != nil {
+	if err := rt.store.UpdateMessage(ctx, failed.ID, c, failed.Status); err != nil {
 		return Run{}, fmt.Errorf("retry in thread %s: mark the failed reply: %w", thread.ID, err)
 	}
-	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: failed.ID})
+	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: failed.ID})
 	run, err := rt.wake(ctx, thread, agent, "", nil)
 	if err != nil {
 		delete(c.Metadata, metaRetried) // nothing replaces it: the model may read it again
-		_ = rt.Store.UpdateMessage(context.WithoutCancel(ctx), failed.ID, c, failed.Status)
+		_ = rt.store.UpdateMessage(context.WithoutCancel(ctx), failed.ID, c, failed.Status)
 		return Run{}, err
 	}
 	return run, nil

@@ -123,7 +123,7 @@ func TestStopAtOnceIsAStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		rt.Stop(t.Context(), th.ID)
-		m, err := rt.Store.GetMessage(t.Context(), sent.MessageID)
+		m, err := rt.GetMessage(t.Context(), sent.MessageID)
 		if err != nil {
 			t.Fatal(err)
 		}

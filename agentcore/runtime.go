@@ -45,8 +45,12 @@ const DefaultCloseGrace = 10 * time.Second
 // or is stopped, publishing every event on the Bus and writing its reply to
 // the Store as it streams.
 type Runtime struct {
-	Store Store
-	Bus   *Bus
+	// store and bus are the runtime's own: every message, run and event is
+	// written and published by it, so its invariants (one run per thread,
+	// decisions under the thread's lane) cannot be broken from outside.
+	// Others read through its methods (reads.go).
+	store Store
+	bus   *Bus
 	Log   *slog.Logger
 	// Prepare, when set, adjusts the options of every run from its thread
 	// (the app's modes: which tools, which extra instructions).
@@ -71,10 +75,17 @@ type Runtime struct {
 // NewRuntime returns a runtime over store with the given agents; the first
 // agent is the default.
 func NewRuntime(store Store, log *slog.Logger, agents ...*Agent) *Runtime {
+	return NewRuntimeOn(store, NewBus(), log, agents...)
+}
+
+// NewRuntimeOn is NewRuntime publishing on bus. Whoever holds bus can
+// publish beside the runtime: it is for tests that play events to a
+// subscriber; the app uses NewRuntime.
+func NewRuntimeOn(store Store, bus *Bus, log *slog.Logger, agents ...*Agent) *Runtime {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runtime{Store: store, Bus: NewBus(), Log: log, agents: agents,
+	return &Runtime{store: store, bus: bus, Log: log, agents: agents,
 		live: map[string]*liveRun{}, lanes: map[string]*sync.Mutex{}, queued: map[string][]queuedTurn{}}
 }
 
@@ -157,6 +168,10 @@ type SendRequest struct {
 	AgentID  string // "" = default agent
 	Text     string
 	Model    string // "" = the thread's model, else the agent's
+	// Earlier are input messages that come before Text (Mastra's generate
+	// and stream keep every input message): Send stores them, in order,
+	// once it is sure no run is in progress, then decides on Text.
+	Earlier []Message
 }
 
 // Sent tells what Send started.
@@ -180,7 +195,30 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 	lane := rt.lane(thread.ID)
 	lane.Lock()
 	defer lane.Unlock()
+	if len(req.Earlier) > 0 {
+		if rt.liveRun(thread.ID) != nil {
+			return Sent{}, ErrBusy
+		}
+		if err := rt.storeEarlier(ctx, thread, req.Earlier); err != nil {
+			return Sent{}, err
+		}
+	}
 	return rt.sendLocked(ctx, thread, agent, model, text)
+}
+
+// storeEarlier stores the input messages that come before a user's message,
+// complete and in order, and tells the views. The caller holds the
+// thread's lane.
+func (rt *Runtime) storeEarlier(ctx context.Context, thread Thread, msgs []Message) error {
+	for _, m := range msgs {
+		m.ThreadID, m.ResourceID, m.Status = thread.ID, thread.ResourceID, StatusComplete
+		stored, err := rt.store.AppendMessage(ctx, m)
+		if err != nil {
+			return fmt.Errorf("store message: %w", err)
+		}
+		rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: stored.ID})
+	}
+	return nil
 }
 
 // reserve claims the thread for a new run; ErrBusy when one is in progress.
@@ -230,7 +268,7 @@ type ResumeRequest struct {
 // answered call, or data that does not fit the tool's resume schema, is an
 // error.
 func (rt *Runtime) Resume(ctx context.Context, req ResumeRequest) (Run, error) {
-	thread, err := rt.Store.GetThread(ctx, req.ThreadID)
+	thread, err := rt.store.GetThread(ctx, req.ThreadID)
 	if err != nil {
 		return Run{}, fmt.Errorf("resume on thread %s: %w", req.ThreadID, err)
 	}
@@ -248,7 +286,7 @@ func (rt *Runtime) resumeLocked(ctx context.Context, thread Thread, req ResumeRe
 		return Run{}, err
 	}
 	agentID := ""
-	if run, err := rt.Store.GetRun(ctx, msg.RunID); err == nil {
+	if run, err := rt.store.GetRun(ctx, msg.RunID); err == nil {
 		agentID = run.AgentID
 	}
 	agent, err := rt.Agent(agentID)
@@ -278,24 +316,24 @@ func (rt *Runtime) resumeLocked(ctx context.Context, thread Thread, req ResumeRe
 	l.msgID = msg.ID
 	l.builder.load(msg.Content)
 	l.mu.Unlock()
-	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
+	if err := rt.store.CreateRun(ctx, l.run); err != nil {
 		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("store run: %w", err)
 	}
 	// The runs that suspended on this thread wait no more: this one goes
 	// on with their work (and is the one that waits if a call still does).
-	if waiting, err := rt.Store.ListRuns(ctx, RunQuery{Statuses: []RunStatus{RunSuspended}}); err == nil {
+	if waiting, err := rt.store.ListRuns(ctx, RunQuery{Statuses: []RunStatus{RunSuspended}}); err == nil {
 		for _, prev := range waiting {
 			if prev.ThreadID != thread.ID {
 				continue
 			}
 			prev.Status = RunDone
-			if err := rt.Store.FinishRun(ctx, prev); err != nil {
+			if err := rt.store.FinishRun(ctx, prev); err != nil {
 				rt.Log.Warn("close a resumed run", "run", prev.ID, "err", err)
 			}
 		}
 	}
-	if err := rt.Store.UpdateMessage(ctx, msg.ID, msg.Content, StatusStreaming); err != nil {
+	if err := rt.store.UpdateMessage(ctx, msg.ID, msg.Content, StatusStreaming); err != nil {
 		rt.releaseLocked(l)
 		return Run{}, fmt.Errorf("reopen reply: %w", err)
 	}
@@ -312,7 +350,7 @@ var ErrBadResume = errors.New("bad answer")
 
 // suspended finds the open suspended call id on a thread.
 func (rt *Runtime) suspended(ctx context.Context, threadID, id string) (Message, *ToolInvocation, error) {
-	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	history, err := rt.store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
 	if err != nil {
 		return Message{}, nil, fmt.Errorf("load thread %s: %w", threadID, err)
 	}
@@ -326,7 +364,7 @@ func (rt *Runtime) suspended(ctx context.Context, threadID, id string) (Message,
 // Pending lists the thread's suspended calls, oldest first: the questions
 // and plans waiting for the user.
 func (rt *Runtime) Pending(ctx context.Context, threadID string) ([]ToolInvocation, error) {
-	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	history, err := rt.store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
 	if err != nil {
 		return nil, err
 	}
@@ -343,25 +381,25 @@ func (rt *Runtime) Pending(ctx context.Context, threadID string) ([]ToolInvocati
 
 // begin writes the user message, the run and the empty assistant message.
 func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *liveRun, text string) (Sent, error) {
-	user, err := rt.Store.AppendMessage(ctx, Message{
+	user, err := rt.store.AppendMessage(ctx, Message{
 		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleUser,
 		Content: TextContent(text), Status: StatusComplete,
 	})
 	if err != nil {
 		return Sent{}, fmt.Errorf("store user message: %w", err)
 	}
-	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: user.ID})
+	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: user.ID})
 	if thread.Title == "" {
 		title := titleFrom(text)
-		if _, err := rt.Store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
+		if _, err := rt.store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
 			rt.Log.Warn("set thread title", "thread", thread.ID, "err", err)
 		}
-		rt.Bus.Publish(Event{Type: EventThread, ThreadID: thread.ID})
+		rt.bus.Publish(Event{Type: EventThread, ThreadID: thread.ID})
 	}
-	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
+	if err := rt.store.CreateRun(ctx, l.run); err != nil {
 		return Sent{}, fmt.Errorf("store run: %w", err)
 	}
-	reply, err := rt.Store.AppendMessage(ctx, Message{
+	reply, err := rt.store.AppendMessage(ctx, Message{
 		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleAssistant,
 		Content: Content{Format: 2, Parts: []Part{}}, Status: StatusStreaming, RunID: l.run.ID,
 	})
@@ -371,7 +409,7 @@ func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *li
 	l.mu.Lock() // reserved: Live reads it from now on
 	l.msgID = reply.ID
 	l.mu.Unlock()
-	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
+	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
 	return Sent{User: user, MessageID: reply.ID, Run: l.run}, nil
 }
 
@@ -383,7 +421,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	defer l.cancel()
 	threadID := l.run.ThreadID
 
-	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	history, err := rt.store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
 	if err != nil {
 		if ctx.Err() != nil { // stopped before it began: a stop, not a failure
 			rt.finish(l, Event{Type: EventAbort})
@@ -405,7 +443,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.thread.ResourceID,
 		Signals: &runSignals{rt: rt, l: l}}
 	if rt.Prepare != nil {
-		if t, err := rt.Store.GetThread(ctx, threadID); err == nil {
+		if t, err := rt.store.GetThread(ctx, threadID); err == nil {
 			rt.Prepare(t, &opts) // fresh: a mode may have changed since the run was reserved
 		}
 	}
@@ -416,7 +454,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 			break
 		}
 		changed := l.apply(e)
-		rt.Bus.Publish(e)
+		rt.bus.Publish(e)
 		if changed {
 			select {
 			case dirty <- struct{}{}:
@@ -481,7 +519,7 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	final.FinishedAt = time.Now().UTC()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := rt.Store.FinishRun(ctx, final); err != nil {
+	if err := rt.store.FinishRun(ctx, final); err != nil {
 		rt.Log.Error("store finished run", "run", l.run.ID, "err", err)
 	}
 
@@ -495,16 +533,16 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	if e.Type == EventAbort && l.stopped.Load() {
 		// Stopped by the user: calls left waiting (the other questions
 		// of a resumed step) end with the run.
-		if history, err := rt.Store.ListMessages(ctx, l.run.ThreadID, MessageQuery{Limit: historyLimit, Last: true}); err == nil {
+		if history, err := rt.store.ListMessages(ctx, l.run.ThreadID, MessageQuery{Limit: historyLimit, Last: true}); err == nil {
 			for _, id := range rt.closeWaiting(ctx, history) {
-				rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: l.run.ThreadID, MessageID: id})
+				rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: l.run.ThreadID, MessageID: id})
 			}
 		}
 	}
 	rt.mu.Lock()
 	delete(rt.live, l.run.ThreadID)
 	rt.mu.Unlock()
-	rt.Bus.Publish(e)
+	rt.bus.Publish(e)
 	rt.turnover(l, e, leftover)
 	rt.kickNotes() // what waited for the thread to fall idle may go now
 }
@@ -530,7 +568,7 @@ func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := rt.Store.UpdateMessage(ctx, id, c, status); err != nil {
+	if err := rt.store.UpdateMessage(ctx, id, c, status); err != nil {
 		rt.Log.Error("store reply", "message", id, "err", err)
 	}
 }

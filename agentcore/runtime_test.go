@@ -72,7 +72,7 @@ func TestSendStreamsStoresAndTitles(t *testing.T) {
 	rt, srv := newRuntime(t)
 	th := thread(t, rt)
 	srv.Push(scripted.Reply{Text: "Hello there, friend.", Usage: scripted.Usage{PromptTokens: 7, CompletionTokens: 4}})
-	sub := rt.Bus.Subscribe(th.ID)
+	sub := rt.Subscribe(th.ID)
 	defer sub.Close()
 
 	sent, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "  Say hello\nplease  "})
@@ -102,18 +102,18 @@ func TestSendStreamsStoresAndTitles(t *testing.T) {
 		t.Fatalf("finish = %+v", fin)
 	}
 
-	msgs, err := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	msgs, err := rt.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(msgs) != 2 || msgs[0].Content.Text() != "Say hello\nplease" || msgs[1].Content.Text() != "Hello there, friend." || msgs[1].Status != agentcore.StatusComplete {
 		t.Fatalf("stored %+v", msgs)
 	}
-	got, _ := rt.Store.GetThread(t.Context(), th.ID)
+	got, _ := rt.GetThread(t.Context(), th.ID)
 	if got.Title != "Say hello" {
 		t.Fatalf("title %q", got.Title)
 	}
-	run, err := rt.Store.GetRun(t.Context(), sent.Run.ID)
+	run, err := rt.GetRun(t.Context(), sent.Run.ID)
 	if err != nil || run.Status != agentcore.RunDone || run.Usage.OutputTokens != 4 {
 		t.Fatalf("run %+v, %v", run, err)
 	}
@@ -144,7 +144,7 @@ func TestStreamingReplyIsFlushedWhileItStreams(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		m, err := rt.Store.GetMessage(t.Context(), sent.MessageID)
+		m, err := rt.GetMessage(t.Context(), sent.MessageID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,14 +177,14 @@ func TestStopKeepsPartialAndFreesThread(t *testing.T) {
 	if !rt.Stop(t.Context(), th.ID) {
 		t.Fatal("Stop found no run")
 	}
-	m, _ := rt.Store.GetMessage(t.Context(), sent.MessageID)
+	m, _ := rt.GetMessage(t.Context(), sent.MessageID)
 	if m.Status != agentcore.StatusInterrupted || m.Content.Metadata["stopped"] != "user" || len(m.Content.Text()) < 25 {
 		t.Fatalf("after stop: %s %v %q", m.Status, m.Content.Metadata, m.Content.Text())
 	}
 	if _, ok := rt.Live(th.ID); ok {
 		t.Fatal("thread still has a live run")
 	}
-	run, _ := rt.Store.GetRun(t.Context(), sent.Run.ID)
+	run, _ := rt.GetRun(t.Context(), sent.Run.ID)
 	if run.Status != agentcore.RunStopped {
 		t.Fatalf("run status %s", run.Status)
 	}
@@ -207,7 +207,7 @@ func TestProviderErrorIsStoredAndThreadUsable(t *testing.T) {
 	rt, srv := newRuntime(t)
 	th := thread(t, rt)
 	srv.Push(scripted.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`})
-	sub := rt.Bus.Subscribe(th.ID)
+	sub := rt.Subscribe(th.ID)
 	defer sub.Close()
 	sent, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "hi"})
 	if err != nil {
@@ -218,7 +218,7 @@ func TestProviderErrorIsStoredAndThreadUsable(t *testing.T) {
 	if last.Type != agentcore.EventError || !strings.Contains(last.Error, "Incorrect API key provided") {
 		t.Fatalf("terminal %+v", last)
 	}
-	m, _ := rt.Store.GetMessage(t.Context(), sent.MessageID)
+	m, _ := rt.GetMessage(t.Context(), sent.MessageID)
 	if m.Status != agentcore.StatusError || !strings.Contains(m.Content.Metadata["error"].(string), "Incorrect API key") {
 		t.Fatalf("stored %s %v", m.Status, m.Content.Metadata)
 	}
@@ -308,7 +308,7 @@ func TestCloseRefusesNewRunsAndIsBounded(t *testing.T) {
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: idle.ID, Text: "too late"}); !errors.Is(err, agentcore.ErrClosed) {
 		t.Fatalf("send after Close: %v, want ErrClosed", err)
 	}
-	if ms, _ := rt.Store.ListMessages(t.Context(), idle.ID, agentcore.MessageQuery{}); len(ms) != 0 {
+	if ms, _ := rt.ListMessages(t.Context(), idle.ID, agentcore.MessageQuery{}); len(ms) != 0 {
 		t.Fatalf("a refused send stored %d messages", len(ms))
 	}
 }

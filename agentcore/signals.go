@@ -147,7 +147,7 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 		return Accepted{}, Signal{}, err
 	}
 	if in.ID != "" {
-		if _, err := rt.Store.GetMessage(ctx, in.ID); err == nil {
+		if _, err := rt.store.GetMessage(ctx, in.ID); err == nil {
 			return Accepted{}, Signal{}, fmt.Errorf("signal %s: %w", in.ID, ErrDuplicateSignal)
 		}
 	}
@@ -235,7 +235,7 @@ func (rt *Runtime) target(ctx context.Context, to *SignalTarget) (Thread, *Agent
 	if to.ThreadID == "" {
 		return Thread{}, nil, fmt.Errorf("%w: give a runId, or a resourceId and threadId", ErrNoActiveRun)
 	}
-	thread, err := rt.Store.GetThread(ctx, to.ThreadID)
+	thread, err := rt.store.GetThread(ctx, to.ThreadID)
 	if err != nil {
 		return Thread{}, nil, fmt.Errorf("signal thread %s: %w", to.ThreadID, err)
 	}
@@ -253,10 +253,10 @@ func (rt *Runtime) target(ctx context.Context, to *SignalTarget) (Thread, *Agent
 func (rt *Runtime) storeSignal(ctx context.Context, thread Thread, sig Signal, status MessageStatus) error {
 	m := sig.Message(thread.ID, thread.ResourceID)
 	m.Status = status
-	if _, err := rt.Store.AppendMessage(ctx, m); err != nil {
+	if _, err := rt.store.AppendMessage(ctx, m); err != nil {
 		return fmt.Errorf("store signal: %w", err)
 	}
-	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: m.ID})
+	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: m.ID})
 	return nil
 }
 
@@ -311,7 +311,7 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 		if s.Transient {
 			continue
 		}
-		if _, err := rt.Store.GetMessage(ctx, s.ID); IsNotFound(err) {
+		if _, err := rt.store.GetMessage(ctx, s.ID); IsNotFound(err) {
 			if err := rt.storeSignal(ctx, thread, s, StatusQueued); err != nil {
 				return fail(err)
 			}
@@ -321,18 +321,18 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 		for _, s := range sigs {
 			if s.Type == SignalUser && strings.TrimSpace(s.Contents) != "" {
 				title := titleFrom(s.Contents)
-				if _, err := rt.Store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
+				if _, err := rt.store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
 					rt.Log.Warn("set thread title", "thread", thread.ID, "err", err)
 				}
-				rt.Bus.Publish(Event{Type: EventThread, ThreadID: thread.ID})
+				rt.bus.Publish(Event{Type: EventThread, ThreadID: thread.ID})
 				break
 			}
 		}
 	}
-	if err := rt.Store.CreateRun(ctx, l.run); err != nil {
+	if err := rt.store.CreateRun(ctx, l.run); err != nil {
 		return fail(fmt.Errorf("store run: %w", err))
 	}
-	reply, err := rt.Store.AppendMessage(ctx, Message{
+	reply, err := rt.store.AppendMessage(ctx, Message{
 		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleAssistant,
 		Content: Content{Format: 2, Parts: []Part{}}, Status: StatusStreaming, RunID: l.run.ID,
 	})
@@ -343,7 +343,7 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 	l.msgID = reply.ID
 	l.mu.Unlock()
 	l.pending = sigs
-	rt.Bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
+	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: reply.ID, RunID: l.run.ID})
 	started := l.run
 	go rt.run(runCtx, l, func(history []Message, opts StreamOptions) iter.Seq[Event] {
 		history = trimReply(history, l.messageID())
@@ -378,7 +378,7 @@ func (rt *Runtime) turnover(l *liveRun, e Event, leftover []Signal) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	thread, err := rt.Store.GetThread(ctx, threadID)
+	thread, err := rt.store.GetThread(ctx, threadID)
 	if err != nil {
 		rt.Log.Error("start the next turn", "thread", threadID, "err", err)
 		rt.keep(threadID, leftover)
@@ -423,11 +423,11 @@ func (rt *Runtime) keep(threadID string, sigs []Signal) {
 			continue
 		}
 		m := s.Message(threadID, "")
-		if err := rt.Store.UpdateMessage(ctx, s.ID, m.Content, StatusComplete); err != nil {
+		if err := rt.store.UpdateMessage(ctx, s.ID, m.Content, StatusComplete); err != nil {
 			rt.Log.Error("keep signal", "signal", s.ID, "err", err)
 			continue
 		}
-		rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: s.ID})
+		rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: s.ID})
 	}
 }
 
@@ -492,17 +492,17 @@ func (rt *Runtime) split(ctx context.Context, l *liveRun, sigs []Signal, ids []s
 	if empty {
 		// Nothing written yet: the reply simply follows the signals.
 		moved = append(append(moved, ids...), old)
-		if err := rt.Store.MoveMessages(ctx, threadID, moved...); err != nil {
+		if err := rt.store.MoveMessages(ctx, threadID, moved...); err != nil {
 			rt.Log.Error("file delivered signals", "thread", threadID, "err", err)
 		}
 	} else {
 		rt.writeLocked(l, StatusComplete, map[string]any{"model": l.run.Model, "continued": true})
-		rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: old})
+		rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: old})
 		moved = ids
-		if err := rt.Store.MoveMessages(ctx, threadID, ids...); err != nil {
+		if err := rt.store.MoveMessages(ctx, threadID, ids...); err != nil {
 			rt.Log.Error("file delivered signals", "thread", threadID, "err", err)
 		}
-		reply, err := rt.Store.AppendMessage(ctx, Message{
+		reply, err := rt.store.AppendMessage(ctx, Message{
 			ThreadID: threadID, ResourceID: l.thread.ResourceID, Role: RoleAssistant,
 			Content: Content{Format: 2, Parts: []Part{}}, Status: StatusStreaming, RunID: l.run.ID,
 		})
@@ -519,13 +519,13 @@ func (rt *Runtime) split(ctx context.Context, l *liveRun, sigs []Signal, ids []s
 		if sig.Transient {
 			continue
 		}
-		if err := rt.Store.UpdateMessage(ctx, sig.ID, sig.Message(threadID, "").Content, StatusComplete); err != nil {
+		if err := rt.store.UpdateMessage(ctx, sig.ID, sig.Message(threadID, "").Content, StatusComplete); err != nil {
 			rt.Log.Error("mark signal delivered", "signal", sig.ID, "err", err)
 		}
 	}
 	// Moved messages go to the end of the list on every screen.
 	for _, id := range moved {
-		rt.Bus.Publish(Event{Type: EventMessage, ThreadID: threadID, MessageID: id, RunID: l.run.ID})
+		rt.bus.Publish(Event{Type: EventMessage, ThreadID: threadID, MessageID: id, RunID: l.run.ID})
 	}
 }
 
@@ -560,16 +560,16 @@ func (rt *Runtime) Unsend(ctx context.Context, threadID, id string) (Signal, err
 		}
 	}
 	if !found {
-		if m, err := rt.Store.GetMessage(ctx, id); err != nil || m.ThreadID != threadID {
+		if m, err := rt.store.GetMessage(ctx, id); err != nil || m.ThreadID != threadID {
 			return Signal{}, fmt.Errorf("message %s of thread %s: %w", id, threadID, ErrNotFound)
 		}
 		return Signal{}, fmt.Errorf("message %s: %w", id, ErrAlreadyRead)
 	}
 	if !sig.Transient {
-		if err := rt.Store.DeleteMessage(ctx, id); err != nil && !IsNotFound(err) {
+		if err := rt.store.DeleteMessage(ctx, id); err != nil && !IsNotFound(err) {
 			return Signal{}, err
 		}
-		rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: id})
+		rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: id})
 	}
 	return sig, nil
 }

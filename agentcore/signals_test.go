@@ -26,7 +26,7 @@ func waitIdle(t *testing.T, rt *agentcore.Runtime, threadID string) {
 
 func messages(t *testing.T, rt *agentcore.Runtime, threadID string) []agentcore.Message {
 	t.Helper()
-	msgs, err := rt.Store.ListMessages(t.Context(), threadID, agentcore.MessageQuery{})
+	msgs, err := rt.ListMessages(t.Context(), threadID, agentcore.MessageQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSendMessageWakesIdleThread(t *testing.T) {
 	if got := shape(msgs); got != "signal:user(complete) assistant(complete)" || msgs[0].ID != sig.ID {
 		t.Fatalf("thread %s", got)
 	}
-	got, _ := rt.Store.GetThread(t.Context(), th.ID)
+	got, _ := rt.GetThread(t.Context(), th.ID)
 	if got.Title != "hello from a script" {
 		t.Fatalf("title %q", got.Title)
 	}
@@ -323,7 +323,7 @@ func TestConcurrentSendersNeverRunTwoLoops(t *testing.T) {
 	srv.SetDefault(func(scripted.Request) scripted.Reply {
 		return scripted.Reply{Text: "ok then", Delay: time.Millisecond}
 	})
-	sub := rt.Bus.Subscribe(th.ID, agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
+	sub := rt.Subscribe(th.ID, agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
 	defer sub.Close()
 	var active, maxActive atomic.Int32
 	done := make(chan struct{})
@@ -430,7 +430,7 @@ func TestStateSignalLanes(t *testing.T) {
 	if v := res.Signal.Metadata["state"].(map[string]any)["version"]; v != 3 {
 		t.Fatalf("version %v, want 3", v)
 	}
-	got, _ := rt.Store.GetThread(t.Context(), th.ID)
+	got, _ := rt.GetThread(t.Context(), th.ID)
 	lanes := got.Metadata["mastra"].(map[string]any)["stateSignals"].(map[string]any)["build"].(map[string]any)
 	if lanes["currentCacheKey"] != "sha-2" || lanes["currentMode"] != "snapshot" || lanes["lastSnapshotSignalId"] != res.Signal.ID {
 		t.Fatalf("tracking %+v", lanes)

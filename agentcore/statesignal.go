@@ -65,7 +65,7 @@ func (rt *Runtime) SendStateSignal(ctx context.Context, in StateInput, to Signal
 	lock := rt.lane("state\x00" + to.ThreadID)
 	lock.Lock()
 	defer lock.Unlock()
-	thread, err := rt.Store.GetThread(ctx, to.ThreadID)
+	thread, err := rt.store.GetThread(ctx, to.ThreadID)
 	if err != nil {
 		return StateResult{}, fmt.Errorf("state signal thread %s: %w", to.ThreadID, err)
 	}
@@ -104,7 +104,7 @@ func (rt *Runtime) SendStateSignal(ctx context.Context, in StateInput, to Signal
 	lanes[in.ID] = lane
 	// Only mastra.stateSignals changes, atomically: the chat's other
 	// settings may change meanwhile.
-	_, err = rt.Store.UpdateThreadMetadata(ctx, thread.ID, func(md map[string]any) error {
+	_, err = rt.store.UpdateThreadMetadata(ctx, thread.ID, func(md map[string]any) error {
 		mastra, _ := md["mastra"].(map[string]any)
 		if mastra == nil {
 			mastra = map[string]any{}

@@ -20,7 +20,7 @@ type ThreadSubscription struct {
 // SubscribeThread starts following threadID. Subscribe before sending, so
 // nothing of the run is missed.
 func (rt *Runtime) SubscribeThread(threadID string) *ThreadSubscription {
-	return &ThreadSubscription{rt: rt, threadID: threadID, sub: rt.Bus.Subscribe(threadID), done: make(chan struct{})}
+	return &ThreadSubscription{rt: rt, threadID: threadID, sub: rt.bus.Subscribe(threadID), done: make(chan struct{})}
 }
 
 // Events yields the run events of the thread (thread-level ones — a

@@ -65,7 +65,7 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 	if err := rt.Wait(t.Context(), th.ID); err != nil {
 		t.Fatal(err)
 	}
-	run, _ := rt.Store.GetRun(t.Context(), sent.Run.ID)
+	run, _ := rt.GetRun(t.Context(), sent.Run.ID)
 	if run.Status != agentcore.RunSuspended {
 		t.Fatalf("run status %s, want suspended", run.Status)
 	}
@@ -103,11 +103,11 @@ func TestSuspendSurvivesRestartAndResumes(t *testing.T) {
 	}
 	_ = rt.Wait(t.Context(), th.ID)
 	// Nothing waits any more: no run of the thread is left suspended.
-	if waiting, _ := rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended}}); len(waiting) != 0 {
+	if waiting, _ := rt.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended}}); len(waiting) != 0 {
 		t.Fatalf("%d runs still suspended after every question was answered", len(waiting))
 	}
 
-	msgs, _ := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	msgs, _ := rt.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if len(msgs) != 2 {
 		t.Fatalf("%d messages, want the user's and one reply", len(msgs))
 	}

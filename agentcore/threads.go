@@ -15,32 +15,32 @@ const ThreadModelKey = "model"
 
 // CreateThread stores a new thread.
 func (rt *Runtime) CreateThread(ctx context.Context, t Thread) (Thread, error) {
-	t, err := rt.Store.CreateThread(ctx, t)
+	t, err := rt.store.CreateThread(ctx, t)
 	if err != nil {
 		return Thread{}, fmt.Errorf("create thread: %w", err)
 	}
-	rt.Bus.Publish(Event{Type: EventThread, ThreadID: t.ID})
+	rt.bus.Publish(Event{Type: EventThread, ThreadID: t.ID})
 	return t, nil
 }
 
 // UpdateThread changes a thread's title, metadata or pin.
 func (rt *Runtime) UpdateThread(ctx context.Context, id string, p ThreadPatch) (Thread, error) {
-	t, err := rt.Store.UpdateThread(ctx, id, p)
+	t, err := rt.store.UpdateThread(ctx, id, p)
 	if err != nil {
 		return Thread{}, fmt.Errorf("update thread %s: %w", id, err)
 	}
-	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
+	rt.bus.Publish(Event{Type: EventThread, ThreadID: id})
 	return t, nil
 }
 
 // UpdateThreadMetadata changes a thread's metadata with fn atomically (see
 // ThreadStore): writers of different keys never undo each other.
 func (rt *Runtime) UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (Thread, error) {
-	t, err := rt.Store.UpdateThreadMetadata(ctx, id, fn)
+	t, err := rt.store.UpdateThreadMetadata(ctx, id, fn)
 	if err != nil {
 		return Thread{}, err
 	}
-	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
+	rt.bus.Publish(Event{Type: EventThread, ThreadID: id})
 	return t, nil
 }
 
@@ -50,9 +50,9 @@ func (rt *Runtime) DeleteThread(ctx context.Context, id string) error {
 	if rt.Stop(ctx, id) && ctx.Err() != nil {
 		return fmt.Errorf("delete thread %s: its reply was stopped but has not ended yet: %w", id, ctx.Err())
 	}
-	if err := rt.Store.DeleteThread(ctx, id); err != nil {
+	if err := rt.store.DeleteThread(ctx, id); err != nil {
 		return fmt.Errorf("delete thread %s: %w", id, err)
 	}
-	rt.Bus.Publish(Event{Type: EventThread, ThreadID: id})
+	rt.bus.Publish(Event{Type: EventThread, ThreadID: id})
 	return nil
 }

@@ -164,13 +164,13 @@ func stoppedModelText(ti ToolInvocation) string {
 func (rt *Runtime) stopWaitingLocked(ctx context.Context, threadID string) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	history, err := rt.Store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	history, err := rt.store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
 	if err != nil {
 		rt.Log.Error("stop a waiting run", "thread", threadID, "err", err)
 		return false
 	}
 	closed := rt.closeWaiting(ctx, history)
-	runs, err := rt.Store.ListRuns(ctx, RunQuery{Statuses: []RunStatus{RunSuspended}})
+	runs, err := rt.store.ListRuns(ctx, RunQuery{Statuses: []RunStatus{RunSuspended}})
 	if err != nil {
 		rt.Log.Error("stop a waiting run", "thread", threadID, "err", err)
 	}
@@ -180,7 +180,7 @@ func (rt *Runtime) stopWaitingLocked(ctx context.Context, threadID string) bool 
 			continue
 		}
 		r.Status, r.FinishedAt = RunStopped, time.Now().UTC()
-		if err := rt.Store.FinishRun(ctx, r); err != nil {
+		if err := rt.store.FinishRun(ctx, r); err != nil {
 			rt.Log.Error("mark a waiting run stopped", "run", r.ID, "err", err)
 		}
 		if last.ID == "" || r.StartedAt.After(last.StartedAt) {
@@ -196,13 +196,13 @@ func (rt *Runtime) stopWaitingLocked(ctx context.Context, threadID string) bool 
 	}
 	delete(rt.queued, threadID)
 	for _, id := range closed[:max(len(closed)-1, 0)] {
-		rt.Bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: id})
+		rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: id})
 	}
 	e := Event{Type: EventAbort, ThreadID: threadID, RunID: last.ID}
 	if len(closed) > 0 {
 		e.MessageID = closed[len(closed)-1]
 	}
-	rt.Bus.Publish(e)
+	rt.bus.Publish(e)
 	rt.kickNotes() // the thread is free: what waited for it may go now
 	return true
 }
@@ -222,7 +222,7 @@ func (rt *Runtime) closeWaiting(ctx context.Context, history []Message) []string
 			c.Metadata = map[string]any{}
 		}
 		c.Metadata["stopped"] = "user"
-		if err := rt.Store.UpdateMessage(ctx, m.ID, c, StatusInterrupted); err != nil {
+		if err := rt.store.UpdateMessage(ctx, m.ID, c, StatusInterrupted); err != nil {
 			rt.Log.Error("close a waiting call", "message", m.ID, "err", err)
 			continue
 		}
@@ -264,7 +264,7 @@ func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (text string
 	if agent, err = rt.Agent(req.AgentID); err != nil {
 		return "", nil, Thread{}, "", err
 	}
-	if thread, err = rt.Store.GetThread(ctx, req.ThreadID); err != nil {
+	if thread, err = rt.store.GetThread(ctx, req.ThreadID); err != nil {
 		return "", nil, Thread{}, "", fmt.Errorf("send to thread %s: %w", req.ThreadID, err)
 	}
 	model = req.Model

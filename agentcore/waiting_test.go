@@ -103,7 +103,7 @@ func (g *gated) oneRun(t *testing.T, threadID string, want ...string) {
 	if strings.Join(ids, ",") != strings.Join(wantIDs, ",") {
 		t.Fatalf("waiting calls %v, want %v (%v)", ids, wantIDs, want)
 	}
-	runs, _ := g.rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}})
+	runs, _ := g.rt.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}})
 	if len(runs) != min(len(want), 1) {
 		t.Fatalf("%d runs suspended or running, want %d", len(runs), min(len(want), 1))
 	}
@@ -255,8 +255,8 @@ func TestStopWhileWaiting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGated(t)
 			th := g.waitFor(t, scripted.ToolCall{ID: "c1", Name: tc.tool, Args: `{"question":"?"}`})
-			waiting, _ := g.rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended}})
-			sub := g.rt.Bus.Subscribe(th.ID, agentcore.EventAbort)
+			waiting, _ := g.rt.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended}})
+			sub := g.rt.Subscribe(th.ID, agentcore.EventAbort)
 			defer sub.Close()
 			if !g.rt.Waiting(t.Context(), th.ID) {
 				t.Fatal("Waiting is false while a call waits")
@@ -275,7 +275,7 @@ func TestStopWhileWaiting(t *testing.T) {
 			if p, _ := g.rt.Pending(t.Context(), th.ID); len(p) != 0 {
 				t.Fatalf("%d calls still wait", len(p))
 			}
-			run, _ := g.rt.Store.GetRun(t.Context(), waiting[0].ID)
+			run, _ := g.rt.GetRun(t.Context(), waiting[0].ID)
 			if run.Status != agentcore.RunStopped || run.FinishedAt.IsZero() {
 				t.Fatalf("run %s", run.Status)
 			}
@@ -322,7 +322,7 @@ func TestStopEndsEveryWaitingCall(t *testing.T) {
 	if p, _ := g.rt.Pending(t.Context(), th.ID); len(p) != 0 {
 		t.Fatalf("%d calls still wait after Stop", len(p))
 	}
-	if runs, _ := g.rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}}); len(runs) != 0 {
+	if runs, _ := g.rt.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}}); len(runs) != 0 {
 		t.Fatalf("%d runs still open", len(runs))
 	}
 }
@@ -366,7 +366,7 @@ func TestRacingAnswersStartOneRun(t *testing.T) {
 	if p, _ := g.rt.Pending(t.Context(), th.ID); len(p) != 0 || g.ran.Load() != 0 {
 		t.Fatalf("%d calls wait, ran %d", len(p), g.ran.Load())
 	}
-	if runs, _ := g.rt.Store.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}}); len(runs) != 0 {
+	if runs, _ := g.rt.ListRuns(t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}}); len(runs) != 0 {
 		t.Fatalf("%d runs left open", len(runs))
 	}
 }

@@ -47,7 +47,7 @@ func (a *dbusAlerter) Close() error { return a.conn.Close() }
 // an urgent or high notification, a question, a plan or an approval — while
 // no Parley window has the focus. It returns when ctx ends.
 func watchAlerts(ctx context.Context, rt *agentcore.Runtime, focused func() bool, a Alerter, log *slog.Logger) {
-	sub := rt.Bus.Subscribe("", agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval)
+	sub := rt.Subscribe("", agentcore.EventNotification, agentcore.EventToolSuspended, agentcore.EventToolApproval)
 	defer sub.Close()
 	for {
 		select {
@@ -70,7 +70,7 @@ func watchAlerts(ctx context.Context, rt *agentcore.Runtime, focused func() bool
 // alertOf is the OS notification an event deserves, if any.
 func alertOf(ctx context.Context, rt *agentcore.Runtime, e agentcore.Event) (title, body string, ok bool) {
 	thread := "a chat"
-	if t, err := rt.Store.GetThread(ctx, e.ThreadID); err == nil && t.Title != "" {
+	if t, err := rt.GetThread(ctx, e.ThreadID); err == nil && t.Title != "" {
 		thread = "“" + t.Title + "”"
 	}
 	switch e.Type {

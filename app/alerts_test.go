@@ -76,7 +76,8 @@ func TestOSNotificationsWhenNotFocused(t *testing.T) {
 	}
 	defer db.Close()
 	agent := &agentcore.Agent{ID: "a", Model: "none/none", DeliveryPolicy: &agentcore.DeliveryPolicy{Default: &agentcore.Decision{Action: agentcore.NotifyPersist}}}
-	rt := agentcore.NewRuntime(db, slog.Default(), agent)
+	bus := agentcore.NewBus()
+	rt := agentcore.NewRuntimeOn(db, bus, slog.Default(), agent)
 	defer rt.Close()
 	th, err := rt.CreateThread(t.Context(), agentcore.Thread{ResourceID: "r", Title: "Deploy"})
 	if err != nil {
@@ -131,9 +132,9 @@ func TestOSNotificationsWhenNotFocused(t *testing.T) {
 	expect("ci · deploy (high)", "Rollback finished")
 
 	// A question waits for the user.
-	rt.Bus.Publish(agentcore.Event{Type: agentcore.EventToolSuspended, ThreadID: th.ID, ToolName: "ask_user", Result: []byte(`{"question":"Roll back to 1.4?"}`)})
+	bus.Publish(agentcore.Event{Type: agentcore.EventToolSuspended, ThreadID: th.ID, ToolName: "ask_user", Result: []byte(`{"question":"Roll back to 1.4?"}`)})
 	expect("Parley has a question", "Roll back to 1.4?")
-	rt.Bus.Publish(agentcore.Event{Type: agentcore.EventToolApproval, ThreadID: th.ID, ToolName: "execute_command"})
+	bus.Publish(agentcore.Event{Type: agentcore.EventToolApproval, ThreadID: th.ID, ToolName: "execute_command"})
 	expect("Parley asks to run execute_command", "In “Deploy”: allow or deny it.")
 	select {
 	case got := <-server.got:

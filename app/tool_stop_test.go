@@ -77,7 +77,7 @@ func TestStopAnswersWithinASecondWhileAToolBlocks(t *testing.T) {
 	}
 
 	// The FIFO .gitignore was refused, not waited on.
-	ms, err := rt.Store.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
+	ms, err := rt.ListMessages(t.Context(), th.ID, agentcore.MessageQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

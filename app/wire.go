@@ -162,6 +162,9 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		AutoResumeSuspendedTools: true,
 		Log:                      log,
 	}
+	// The runtime comes first: the tools below are bound to it. They join
+	// the agent before any run starts (StartNotifications, the UI).
+	in.Runtime = agentcore.NewRuntime(db, log, agent)
 	agent.Tools["ask_user"] = toolkit.AskUserTool()
 	// Workspace tools work in the chat's own folder when it has one.
 	wss := &toolkit.Workspaces{Default: ws}
@@ -204,19 +207,16 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		return names
 	})
 	agent.Hooks.BeforeToolCall = gate.Before
-	var rt *agentcore.Runtime // the task tools tell the views of a thread about changes
-	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) {
-		rt.Bus.Publish(agentcore.Event{Type: agentcore.EventTasks, ThreadID: threadID})
-	}) {
+	// The task tools tell the views of a thread about changes through the
+	// runtime; the inbox tool reads the runtime's notifications.
+	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) { in.Runtime.TasksChanged(threadID) }) {
 		agent.Tools[name] = t
 	}
 	agent.Processors = append(agent.Processors, toolkit.NewTaskStateProcessor(db))
-	agent.Tools["notification-inbox"] = toolkit.NotificationInboxTool(func() toolkit.Inbox { return rt })
+	agent.Tools["notification-inbox"] = toolkit.NotificationInboxTool(in.Runtime)
 	for name, t := range o.Tools {
 		agent.Tools[name] = t
 	}
-	in.Runtime = agentcore.NewRuntime(db, log, agent)
-	rt = in.Runtime
 	in.Runtime.Prepare = chat.Prepare(agent, wss)
 	in.Runtime.StartNotifications()
 	in.Inbox = chat.NewInbox(in.Runtime, log)

@@ -213,7 +213,7 @@ func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*
 	if err != nil {
 		t.Fatal(err)
 	}
-	callSub := in.Runtime.Bus.Subscribe("", agentcore.EventToolInputStart, agentcore.EventToolCall)
+	callSub := in.Runtime.Subscribe("", agentcore.EventToolInputStart, agentcore.EventToolCall)
 	done := make(chan error, 1)
 	go func() { done <- in.ServeOn(ctx, ln) }()
 	stop := sync.OnceFunc(func() {

@@ -31,8 +31,8 @@ type InboxInput struct {
 
 // NotificationInboxTool is the notification-inbox tool: the agent lists,
 // searches and reads its thread's notifications and marks them dealt with.
-// inbox is called at each use (the runtime exists after the tools).
-func NotificationInboxTool(inbox func() Inbox) *agentcore.Tool {
+// inbox is the runtime that keeps them.
+func NotificationInboxTool(inbox Inbox) *agentcore.Tool {
 	return agentcore.NewTool("notification-inbox",
 		"Work with this thread's notification inbox: list or search notifications, read them (their full text is delivered to you), or mark one seen, dismissed or archived.",
 		func(ctx context.Context, in InboxInput, tc *agentcore.ToolContext) (any, error) {
@@ -43,7 +43,7 @@ func NotificationInboxTool(inbox func() Inbox) *agentcore.Tool {
 			if threadID == "" {
 				return nil, fmt.Errorf("notification-inbox requires a threadId")
 			}
-			ib := inbox()
+			ib := inbox
 			switch in.Action {
 			case "list", "search":
 				if in.Action == "search" && strings.TrimSpace(in.Query) == "" {

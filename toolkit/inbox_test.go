@@ -26,7 +26,7 @@ func TestNotificationInboxTool(t *testing.T) {
 	}
 	first, _ := rt.Notify(t.Context(), agentcore.NotificationInput{Source: "ci", Kind: "build", Summary: "Build 12 failed on main", Priority: agentcore.PriorityHigh}, agentcore.NotifyTarget{ThreadID: th.ID})
 	rt.Notify(t.Context(), agentcore.NotificationInput{Source: "github", Kind: "review", Summary: "Ana approved PR 7"}, agentcore.NotifyTarget{ThreadID: th.ID})
-	tool := toolkit.NotificationInboxTool(func() toolkit.Inbox { return rt })
+	tool := toolkit.NotificationInboxTool(rt)
 	call := func(in string) (any, error) {
 		t.Helper()
 		return tool.Execute(t.Context(), json.RawMessage(in), &agentcore.ToolContext{ThreadID: th.ID})

@@ -60,7 +60,7 @@ func paginate(r *http.Request, n, defaultPerPage int) (lo, hi int, p page, err e
 // apiThread returns a thread; with resourceID, only if that resource owns
 // it (Mastra's validateThreadOwnership).
 func (s *Server) apiThread(ctx context.Context, id, resourceID string) (agentcore.Thread, error) {
-	t, err := s.rt.Store.GetThread(ctx, id)
+	t, err := s.rt.GetThread(ctx, id)
 	if errors.Is(err, agentcore.ErrNotFound) {
 		return t, &apiError{http.StatusNotFound, fmt.Sprintf("Thread %s not found", id)}
 	}
@@ -90,7 +90,7 @@ func (s *Server) checkAgentParam(r *http.Request) error {
 // with {threads, total, page, perPage, hasMore}: pinned first, then the most
 // recently updated.
 func (s *Server) apiListThreads(r *http.Request) (any, error) {
-	threads, err := s.rt.Store.ListThreads(r.Context(), agentcore.ThreadQuery{ResourceID: r.URL.Query().Get("resourceId")})
+	threads, err := s.rt.ListThreads(r.Context(), agentcore.ThreadQuery{ResourceID: r.URL.Query().Get("resourceId")})
 	if err != nil {
 		return nil, fmt.Errorf("list threads: %w", err)
 	}
@@ -129,7 +129,7 @@ func (s *Server) apiCreateThread(r *http.Request) (any, error) {
 		if err := checkThreadID(b.ThreadID); err != nil {
 			return nil, err
 		}
-		if _, err := s.rt.Store.GetThread(r.Context(), b.ThreadID); err == nil {
+		if _, err := s.rt.GetThread(r.Context(), b.ThreadID); err == nil {
 			return nil, &apiError{http.StatusConflict, fmt.Sprintf("Thread %s already exists", b.ThreadID)}
 		}
 	}
@@ -189,7 +189,7 @@ func (s *Server) apiListMessages(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := s.rt.Store.ListMessages(r.Context(), t.ID, agentcore.MessageQuery{})
+	msgs, err := s.rt.ListMessages(r.Context(), t.ID, agentcore.MessageQuery{})
 	if err != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", t.ID, err)
 	}

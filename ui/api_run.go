@@ -195,7 +195,7 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 	if last.Role != agentcore.RoleUser {
 		return nil, badRequest("messages: the last message must be the user's (role user)")
 	}
-	t, err := s.rt.Store.GetThread(ctx, threadID)
+	t, err := s.rt.GetThread(ctx, threadID)
 	switch {
 	case errors.Is(err, agentcore.ErrNotFound):
 		// Mastra creates the thread on first use.
@@ -212,22 +212,10 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 	if err != nil {
 		return nil, err
 	}
-	if _, busy := s.rt.Live(t.ID); busy {
-		return nil, agentcore.ErrBusy
-	}
 	// Subscribed before anything is written: no event of the run is missed.
-	sub := s.rt.Bus.Subscribe(t.ID)
+	sub := s.rt.Subscribe(t.ID)
 	// Mastra keeps every input message; the last one starts the run.
-	for _, m := range msgs[:len(msgs)-1] {
-		m.ThreadID, m.ResourceID, m.Status = t.ID, t.ResourceID, agentcore.StatusComplete
-		stored, err := s.rt.Store.AppendMessage(ctx, m)
-		if err != nil {
-			sub.Close()
-			return nil, fmt.Errorf("store message: %w", err)
-		}
-		s.rt.Bus.Publish(agentcore.Event{Type: agentcore.EventMessage, ThreadID: t.ID, MessageID: stored.ID})
-	}
-	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agent.ID, Text: last.Content.Text(), Model: model})
+	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agent.ID, Text: last.Content.Text(), Model: model, Earlier: msgs[:len(msgs)-1]})
 	if err != nil {
 		sub.Close()
 		return nil, err
@@ -467,7 +455,7 @@ func (s *Server) startResume(r *http.Request) (*apiRun, error) {
 		threadID = string(b.Memory.Thread)
 	}
 	if threadID == "" && b.RunID != "" {
-		run, err := s.rt.Store.GetRun(ctx, b.RunID)
+		run, err := s.rt.GetRun(ctx, b.RunID)
 		if err != nil {
 			return nil, &apiError{http.StatusNotFound, fmt.Sprintf("run %s not found", b.RunID)}
 		}
@@ -487,7 +475,7 @@ func (s *Server) startResume(r *http.Request) (*apiRun, error) {
 		}
 		callID = pending[0].ToolCallID
 	}
-	sub := s.rt.Bus.Subscribe(threadID)
+	sub := s.rt.Subscribe(threadID)
 	res, err := s.rt.Resume(ctx, agentcore.ResumeRequest{ThreadID: threadID, ToolCallID: callID, Data: b.ResumeData})
 	switch {
 	case errors.Is(err, agentcore.ErrNotSuspended):

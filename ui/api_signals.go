@@ -400,11 +400,11 @@ func (s *Server) apiSubscribe(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	threadID := r.PathValue("threadId")
-	if _, err := s.rt.Store.GetThread(r.Context(), threadID); err != nil {
+	if _, err := s.rt.GetThread(r.Context(), threadID); err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
-	sub := s.rt.Bus.Subscribe(threadID)
+	sub := s.rt.Subscribe(threadID)
 	defer sub.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -29,6 +29,7 @@ type apiEnv struct {
 	url   string
 	model *scripted.Server
 	rt    *agentcore.Runtime
+	db    agentcore.Store // the runtime's store, for tests that seed a thread
 	srv   *ui.Server
 }
 
@@ -79,7 +80,7 @@ func newAPIEnv(t *testing.T, configure ...func(*agentcore.Agent)) *apiEnv {
 		model.Close()
 		db.Close()
 	})
-	return &apiEnv{t: t, url: hs.URL, model: model, rt: rt, srv: srv}
+	return &apiEnv{t: t, url: hs.URL, model: model, rt: rt, db: db, srv: srv}
 }
 
 func (e *apiEnv) send(method, path, body string) *http.Response {

@@ -46,7 +46,7 @@ func TestChatSettingsWritersRace(t *testing.T) {
 			}
 		}
 		waitThread(t, e, th)
-		got, err := e.rt.Store.GetThread(t.Context(), th)
+		got, err := e.rt.GetThread(t.Context(), th)
 		if err != nil {
 			t.Fatal(err)
 		}

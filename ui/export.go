@@ -35,11 +35,11 @@ const (
 // exportThread loads a thread and all its messages for export; the reply
 // being written is taken as it stands in memory.
 func (s *Server) exportThread(ctx context.Context, id string) (agentcore.Thread, []agentcore.Message, error) {
-	t, err := s.rt.Store.GetThread(ctx, id)
+	t, err := s.rt.GetThread(ctx, id)
 	if err != nil {
 		return t, nil, err
 	}
-	msgs, err := s.rt.Store.ListMessages(ctx, id, agentcore.MessageQuery{})
+	msgs, err := s.rt.ListMessages(ctx, id, agentcore.MessageQuery{})
 	if err != nil {
 		return t, nil, fmt.Errorf("export thread %s: %w", id, err)
 	}
@@ -165,7 +165,7 @@ func (s *Server) importData(ctx context.Context, data []byte) (imported, error) 
 	if err != nil {
 		return imported{}, &apiError{http.StatusBadRequest, "Not imported: " + err.Error() + "."}
 	}
-	stored, err := s.rt.Store.ImportThreads(ctx, res.Threads)
+	stored, err := s.rt.ImportThreads(ctx, res.Threads)
 	if err != nil {
 		return imported{}, fmt.Errorf("not imported: %w", err)
 	}
@@ -179,7 +179,6 @@ func (s *Server) importData(ctx context.Context, data []byte) (imported, error) 
 			it.SourceID = src
 		}
 		out.Threads = append(out.Threads, it)
-		s.rt.Bus.Publish(agentcore.Event{Type: agentcore.EventThread, ThreadID: t.ID})
 	}
 	return out, nil
 }

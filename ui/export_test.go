@@ -43,7 +43,7 @@ func richThread(t *testing.T, e *apiEnv) string {
 		{Role: agentcore.RoleAssistant, Content: agentcore.TextContent("Then I"), Status: agentcore.StatusInterrupted},
 	} {
 		m.ThreadID = th.ID
-		if _, err := e.rt.Store.AppendMessage(ctx, m); err != nil {
+		if _, err := e.db.AppendMessage(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func exportedMessages(t *testing.T, data []byte, drop bool) string {
 
 func (e *apiEnv) threadCount() int {
 	e.t.Helper()
-	ts, err := e.rt.Store.ListThreads(e.t.Context(), agentcore.ThreadQuery{})
+	ts, err := e.rt.ListThreads(e.t.Context(), agentcore.ThreadQuery{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if a, b := exportedMessages(t, first, true), exportedMessages(t, second, true); a != b {
 		t.Fatalf("messages changed in the round trip:\n%s\n---\n%s", a, b)
 	}
-	th, err := e.rt.Store.GetThread(t.Context(), newID)
+	th, err := e.rt.GetThread(t.Context(), newID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestImportChatGPTFromForm(t *testing.T) {
 	e := newAPIEnv(t)
 	second := strings.Replace(strings.Replace(chatGPTOK, `"Hello"`, `"Later"`, 1), "1700000100", "1700009999", 1)
 	html := e.upload([]byte("[" + chatGPTOK + ",\n" + second + "]"))
-	ts, err := e.rt.Store.ListThreads(t.Context(), agentcore.ThreadQuery{})
+	ts, err := e.rt.ListThreads(t.Context(), agentcore.ThreadQuery{})
 	if err != nil || len(ts) != 2 {
 		t.Fatalf("%d threads, %v", len(ts), err)
 	}
@@ -293,7 +293,7 @@ func TestImportChatGPTFromForm(t *testing.T) {
 	if !strings.Contains(html, "Imported 2 chats") || !strings.Contains(html, `data-goto="/t/`+later.ID+`"`) {
 		t.Fatalf("answer %s does not open %s", html, later.ID)
 	}
-	msgs, _ := e.rt.Store.ListMessages(t.Context(), later.ID, agentcore.MessageQuery{})
+	msgs, _ := e.rt.ListMessages(t.Context(), later.ID, agentcore.MessageQuery{})
 	if len(msgs) != 2 || msgs[0].Content.Text() != "Hi there" || msgs[1].Role != agentcore.RoleAssistant ||
 		!msgs[1].CreatedAt.Equal(time.Unix(1700000002, 0)) {
 		t.Fatalf("messages %+v", msgs)

@@ -24,7 +24,7 @@ import (
 // names no message of the thread opens the latest page.
 func (s *Server) messageWindow(ctx context.Context, threadID, at string) ([]agentcore.Message, components.Pager, error) {
 	p := components.Pager{ThreadID: threadID}
-	latest, err := s.rt.Store.ListMessages(ctx, threadID, agentcore.MessageQuery{Limit: pageMessages + 1, Last: true})
+	latest, err := s.rt.ListMessages(ctx, threadID, agentcore.MessageQuery{Limit: pageMessages + 1, Last: true})
 	if err != nil {
 		return nil, p, fmt.Errorf("list messages of %s: %w", threadID, err)
 	}
@@ -35,7 +35,7 @@ func (s *Server) messageWindow(ctx context.Context, threadID, at string) ([]agen
 	if at == "" {
 		return latest, p, nil
 	}
-	target, err := s.rt.Store.GetMessage(ctx, at)
+	target, err := s.rt.GetMessage(ctx, at)
 	if err != nil || target.ThreadID != threadID {
 		return latest, p, nil // a stale link: the thread is still worth showing
 	}
@@ -46,7 +46,7 @@ func (s *Server) messageWindow(ctx context.Context, threadID, at string) ([]agen
 
 	// Half a page before the target, the target and what follows it.
 	half := pageMessages / 2
-	before, err := s.rt.Store.ListMessages(ctx, threadID, agentcore.MessageQuery{BeforeSeq: target.Seq, Limit: half + 1, Last: true})
+	before, err := s.rt.ListMessages(ctx, threadID, agentcore.MessageQuery{BeforeSeq: target.Seq, Limit: half + 1, Last: true})
 	if err != nil {
 		return nil, p, fmt.Errorf("list messages of %s before %d: %w", threadID, target.Seq, err)
 	}
@@ -56,7 +56,7 @@ func (s *Server) messageWindow(ctx context.Context, threadID, at string) ([]agen
 		p.Before = before[0].Seq
 	}
 	rest := pageMessages - len(before)
-	after, err := s.rt.Store.ListMessages(ctx, threadID, agentcore.MessageQuery{AfterSeq: target.Seq - 1, Limit: rest + 1})
+	after, err := s.rt.ListMessages(ctx, threadID, agentcore.MessageQuery{AfterSeq: target.Seq - 1, Limit: rest + 1})
 	if err != nil {
 		return nil, p, fmt.Errorf("list messages of %s from %d: %w", threadID, target.Seq, err)
 	}
@@ -78,12 +78,12 @@ func (s *Server) olderPage(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	t, err := s.rt.GetThread(ctx, r.PathValue("id"))
 	if err != nil {
 		s.httpError(w, r, err)
 		return
 	}
-	msgs, err := s.rt.Store.ListMessages(ctx, t.ID, agentcore.MessageQuery{BeforeSeq: before, Limit: pageMessages + 1, Last: true})
+	msgs, err := s.rt.ListMessages(ctx, t.ID, agentcore.MessageQuery{BeforeSeq: before, Limit: pageMessages + 1, Last: true})
 	if err != nil {
 		s.httpError(w, r, fmt.Errorf("list messages of %s before %d: %w", t.ID, before, err))
 		return
@@ -112,12 +112,12 @@ func (s *Server) newerPage(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	t, err := s.rt.GetThread(ctx, r.PathValue("id"))
 	if err != nil {
 		s.httpError(w, r, err)
 		return
 	}
-	msgs, err := s.rt.Store.ListMessages(ctx, t.ID, agentcore.MessageQuery{AfterSeq: after, BeforeSeq: until, Limit: pageMessages + 1})
+	msgs, err := s.rt.ListMessages(ctx, t.ID, agentcore.MessageQuery{AfterSeq: after, BeforeSeq: until, Limit: pageMessages + 1})
 	if err != nil {
 		s.httpError(w, r, fmt.Errorf("list messages of %s after %d: %w", t.ID, after, err))
 		return

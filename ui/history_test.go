@@ -21,7 +21,7 @@ func seedThread(t *testing.T, e *apiEnv, n int) (string, []string) {
 	}
 	ids := make([]string, n+1)
 	for i := 1; i <= n; i++ {
-		m, err := e.rt.Store.AppendMessage(t.Context(), agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
+		m, err := e.db.AppendMessage(t.Context(), agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
 			Content: agentcore.TextContent(fmt.Sprintf("m%03d", i))})
 		if err != nil {
 			t.Fatal(err)

@@ -54,7 +54,7 @@ func TestImportReplacesInvalidIDs(t *testing.T) {
 		if get(res, "replacedIds") != 4.0 || get(res, "note") != "4 ids were not valid and were replaced." {
 			t.Fatalf("id %d: import answered replacedIds %v, note %q; want 4 and the sentence", i, get(res, "replacedIds"), get(res, "note"))
 		}
-		msgs, err := e.rt.Store.ListMessages(t.Context(), id, agentcore.MessageQuery{})
+		msgs, err := e.rt.ListMessages(t.Context(), id, agentcore.MessageQuery{})
 		if err != nil || len(msgs) != 2 {
 			t.Fatalf("id %d: %d messages, %v", i, len(msgs), err)
 		}

@@ -37,7 +37,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	t, err := s.rt.GetThread(ctx, r.PathValue("id"))
 	if errors.Is(err, agentcore.ErrNotFound) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
@@ -190,7 +190,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 // messageText answers a message's text as stored (a reply's Markdown), for
 // the Copy button.
 func (s *Server) messageText(w http.ResponseWriter, r *http.Request) {
-	m, err := s.rt.Store.GetMessage(r.Context(), r.PathValue("msg"))
+	m, err := s.rt.GetMessage(r.Context(), r.PathValue("msg"))
 	if err == nil && m.ThreadID != r.PathValue("id") {
 		err = fmt.Errorf("message %s is not in chat %s: %w", m.ID, r.PathValue("id"), agentcore.ErrNotFound)
 	}
@@ -233,7 +233,7 @@ func (s *Server) rename(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) pin(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	t, err := s.rt.GetThread(ctx, r.PathValue("id"))
 	if err != nil {
 		s.httpError(w, r, err)
 		return
@@ -252,7 +252,7 @@ func (s *Server) setModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	t, err := s.rt.Store.GetThread(ctx, r.PathValue("id"))
+	t, err := s.rt.GetThread(ctx, r.PathValue("id"))
 	if err != nil {
 		s.httpError(w, r, err)
 		return

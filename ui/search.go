@@ -36,7 +36,7 @@ func (s *Server) searchBox(w http.ResponseWriter, r *http.Request) {
 	if len(sig.Q) > maxQueryBytes {
 		v.Error = fmt.Sprintf("That is too long to search: at most %d characters.", maxQueryBytes)
 	} else if v.Query != "" {
-		hits, err := s.rt.Store.Search(r.Context(), agentcore.SearchQuery{Text: sig.Q, Limit: searchBoxHits})
+		hits, err := s.rt.Search(r.Context(), agentcore.SearchQuery{Text: sig.Q, Limit: searchBoxHits})
 		if err != nil {
 			s.log.Error("search", "err", err)
 			v.Error = "Search failed: " + err.Error()
@@ -100,7 +100,7 @@ func (s *Server) apiSearch(r *http.Request) (any, error) {
 		}
 		limit = n
 	}
-	hits, err := s.rt.Store.Search(r.Context(), agentcore.SearchQuery{Text: q, Limit: limit})
+	hits, err := s.rt.Search(r.Context(), agentcore.SearchQuery{Text: q, Limit: limit})
 	if err != nil {
 		return nil, err
 	}

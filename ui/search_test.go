@@ -16,7 +16,7 @@ func TestAPISearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.rt.Store.AppendMessage(t.Context(), agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
+	m, err := e.db.AppendMessage(t.Context(), agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
 		Content: agentcore.TextContent(`a walrus <img src=x onerror="alert(1)"> & co`)})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestSearchBox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.rt.Store.AppendMessage(t.Context(), agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
+	m, err := e.db.AppendMessage(t.Context(), agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
 		Content: agentcore.TextContent("the okapi <script>alert(1)</script> lives here")})
 	if err != nil {
 		t.Fatal(err)

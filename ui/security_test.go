@@ -16,18 +16,27 @@ import (
 
 func testServer(t *testing.T, auth *Auth) *Server {
 	t.Helper()
+	s, _, _ := testServerOn(t, auth)
+	return s
+}
+
+// testServerOn is testServer with the runtime's store and bus, for tests
+// that seed messages or play events to the server's streams.
+func testServerOn(t *testing.T, auth *Auth) (*Server, agentcore.Store, *agentcore.Bus) {
+	t.Helper()
 	db, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := agentcore.NewRuntime(db, nil, &agentcore.Agent{ID: "parley", Model: "x/y"})
+	bus := agentcore.NewBus()
+	rt := agentcore.NewRuntimeOn(db, bus, nil, &agentcore.Agent{ID: "parley", Model: "x/y"})
 	t.Cleanup(func() { rt.Close(); db.Close() })
 	s, err := New(Config{Runtime: rt, Auth: auth})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.AllowHosts("127.0.0.1:7777", "localhost:7777")
-	return s
+	return s, db, bus
 }
 
 func do(h http.Handler, method, target string, hdr map[string]string) *httptest.ResponseRecorder {

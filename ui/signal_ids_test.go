@@ -20,7 +20,7 @@ func TestAPISignalIDChecked(t *testing.T) {
 			t.Errorf("signal id %.40q: error %q", bad, msg)
 		}
 	}
-	msgs, err := e.rt.Store.ListMessages(t.Context(), th, agentcore.MessageQuery{})
+	msgs, err := e.rt.ListMessages(t.Context(), th, agentcore.MessageQuery{})
 	if err != nil || len(msgs) != 0 {
 		t.Fatalf("%d messages stored after refused signals (%v)", len(msgs), err)
 	}

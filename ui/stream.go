@@ -30,9 +30,9 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)() // server shutdown ends the stream; unregistered when it ends
 
-	threadSub := s.rt.Bus.Subscribe(id)
+	threadSub := s.rt.Subscribe(id)
 	defer threadSub.Close()
-	listSub := s.rt.Bus.Subscribe("", agentcore.EventThread, agentcore.EventMessage,
+	listSub := s.rt.Subscribe("", agentcore.EventThread, agentcore.EventMessage,
 		agentcore.EventStart, agentcore.EventFinish, agentcore.EventAbort, agentcore.EventError)
 	defer listSub.Close()
 	// The inbox is computed once for every page; this stream renders it.
@@ -160,7 +160,7 @@ func (v *chatStream) dirty() bool {
 
 // full sends the whole chat: used once when the stream opens.
 func (v *chatStream) full(ctx context.Context) error {
-	t, err := v.s.rt.Store.GetThread(ctx, v.id)
+	t, err := v.s.rt.GetThread(ctx, v.id)
 	if errors.Is(err, agentcore.ErrNotFound) {
 		return v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true}))
 	}
@@ -199,7 +199,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 	var t agentcore.Thread
 	if v.header || v.usage {
 		var err error
-		t, err = v.s.rt.Store.GetThread(ctx, v.id)
+		t, err = v.s.rt.GetThread(ctx, v.id)
 		if errors.Is(err, agentcore.ErrNotFound) {
 			if err := v.sse.PatchElementTempl(components.Messages(components.Chat{ThreadID: v.id, Deleted: true})); err != nil {
 				return err
@@ -213,7 +213,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 	live, running := v.s.rt.Live(v.id)
 
 	for _, id := range v.added {
-		m, err := v.s.rt.Store.GetMessage(ctx, id)
+		m, err := v.s.rt.GetMessage(ctx, id)
 		if err != nil {
 			continue // deleted meanwhile
 		}
@@ -241,7 +241,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 		m := agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
 		if !running || live.MessageID != id {
 			var err error
-			if m, err = v.s.rt.Store.GetMessage(ctx, id); errors.Is(err, agentcore.ErrNotFound) {
+			if m, err = v.s.rt.GetMessage(ctx, id); errors.Is(err, agentcore.ErrNotFound) {
 				// Taken back (a queued message the user edits again).
 				delete(v.shown, id)
 				if err := v.sse.RemoveElementByID(components.MsgID(id)); err != nil {

@@ -16,7 +16,7 @@ import (
 // does not hold the stream for ever: the first write that cannot go out in
 // time ends it, its subscriptions close, and so does the connection.
 func TestStreamEndsWhenClientStopsReading(t *testing.T) {
-	s := testServer(t, nil)
+	s, db, bus := testServerOn(t, nil)
 	s.cfg.StreamWriteTimeout = 200 * time.Millisecond
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
@@ -27,7 +27,7 @@ func TestStreamEndsWhenClientStopsReading(t *testing.T) {
 	}
 	// A reply of about 1 MB: every re-render of it is a large write.
 	big := strings.Repeat("lorem ipsum dolor sit amet ", 40_000)
-	msg, err := s.rt.Store.AppendMessage(ctx, agentcore.Message{ThreadID: th.ID, ResourceID: th.ResourceID, Role: agentcore.RoleAssistant,
+	msg, err := db.AppendMessage(ctx, agentcore.Message{ThreadID: th.ID, ResourceID: th.ResourceID, Role: agentcore.RoleAssistant,
 		Content: agentcore.Content{Format: 2, Parts: []agentcore.Part{{Type: "text", Text: big}}}, Status: agentcore.StatusComplete})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestStreamEndsWhenClientStopsReading(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /t/%s/stream HTTP/1.1\r\nHost: 127.0.0.1:7777\r\n\r\n", th.ID)
 	deadline := time.Now().Add(10 * time.Second)
-	for s.rt.Bus.Subscribers(th.ID) == 0 {
+	for bus.Subscribers(th.ID) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream never subscribed to the thread")
 		}
@@ -49,11 +49,11 @@ func TestStreamEndsWhenClientStopsReading(t *testing.T) {
 
 	// The reply changes again and again while the client reads nothing:
 	// the buffers fill, a write blocks, its deadline passes.
-	for s.rt.Bus.Subscribers(th.ID) > 0 {
+	for bus.Subscribers(th.ID) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream is still open for a client that stopped reading")
 		}
-		s.rt.Bus.Publish(agentcore.Event{Type: agentcore.EventMessage, ThreadID: th.ID, MessageID: msg.ID})
+		bus.Publish(agentcore.Event{Type: agentcore.EventMessage, ThreadID: th.ID, MessageID: msg.ID})
 		time.Sleep(30 * time.Millisecond)
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))

@@ -36,7 +36,7 @@ func messageUsage(c agentcore.Content, model string) *components.Usage {
 // threadUsage is the chat header's total and the current model's context
 // fill. A failure to read it hides it: usage is never worth a broken page.
 func (s *Server) threadUsage(ctx context.Context, t agentcore.Thread) components.ThreadUsage {
-	tu, err := s.rt.Store.ThreadUsage(ctx, t.ID)
+	tu, err := s.rt.ThreadUsage(ctx, t.ID)
 	if err != nil {
 		s.log.Warn("thread usage", "thread", t.ID, "err", err)
 		return components.ThreadUsage{}

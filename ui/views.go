@@ -26,7 +26,7 @@ func (s *Server) sidebar(ctx context.Context, active string) (components.Sidebar
 
 // sidebarFor is the sidebar with the chats in the inbox in marked.
 func (s *Server) sidebarFor(ctx context.Context, active string, in chat.Snapshot) (components.Sidebar, error) {
-	threads, err := s.rt.Store.ListThreads(ctx, agentcore.ThreadQuery{Limit: 500})
+	threads, err := s.rt.ListThreads(ctx, agentcore.ThreadQuery{Limit: 500})
 	if err != nil {
 		return components.Sidebar{}, fmt.Errorf("list threads: %w", err)
 	}
@@ -177,7 +177,7 @@ func threadMode(t agentcore.Thread) string {
 
 // tasks is the thread's task list as the task tools stored it.
 func (s *Server) tasks(ctx context.Context, threadID string) []components.Task {
-	list, err := chat.Tasks(ctx, s.rt.Store, threadID)
+	list, err := chat.Tasks(ctx, s.rt, threadID)
 	if err != nil {
 		s.log.Warn("task list is not readable", "thread", threadID, "err", err)
 		return nil

@@ -91,7 +91,7 @@ var inboxCall = regexp.MustCompile(`data-key="call/([^/"]+)/([^"]+)"`)
 // tests script the provider's ids, Parley issues its own.
 func (e *apiEnv) callIDOf(threadID, pid string) string {
 	e.t.Helper()
-	msgs, err := e.rt.Store.ListMessages(e.t.Context(), threadID, agentcore.MessageQuery{})
+	msgs, err := e.rt.ListMessages(e.t.Context(), threadID, agentcore.MessageQuery{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestInboxAnswerWhileApprovalWaits(t *testing.T) {
 // openRuns counts the runs that wait for the user or are in progress.
 func (e *apiEnv) openRuns() int {
 	e.t.Helper()
-	runs, err := e.rt.Store.ListRuns(e.t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}})
+	runs, err := e.rt.ListRuns(e.t.Context(), agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunRunning}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func NewInbox(rt *agentcore.Runtime, log *slog.Logger) *Inbox {
 		log = slog.Default()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	i := &Inbox{rt: rt, log: log, sub: rt.Bus.Subscribe("", inboxEvents...), watchers: map[*Watch]struct{}{},
+	i := &Inbox{rt: rt, log: log, sub: rt.Subscribe("", inboxEvents...), watchers: map[*Watch]struct{}{},
 		kick: make(chan struct{}, 1), stop: stop, done: make(chan struct{})}
 	go i.loop(ctx)
 	return i
@@ -314,7 +314,7 @@ type setAside struct {
 
 func (i *Inbox) setAside(ctx context.Context) setAside {
 	st := setAside{}
-	if raw, ok, err := i.rt.Store.GetSetting(ctx, inboxSetting); err == nil && ok {
+	if raw, ok, err := i.rt.GetSetting(ctx, inboxSetting); err == nil && ok {
 		_ = json.Unmarshal(raw, &st)
 	}
 	if st.Snoozed == nil {
@@ -337,7 +337,7 @@ func (i *Inbox) compute(ctx context.Context) (Snapshot, error) {
 		if t, ok := titles[id]; ok {
 			return t
 		}
-		t, err := i.rt.Store.GetThread(ctx, id)
+		t, err := i.rt.GetThread(ctx, id)
 		if err != nil {
 			titles[id] = ""
 			return ""
@@ -372,7 +372,7 @@ func (i *Inbox) compute(ctx context.Context) (Snapshot, error) {
 		})
 	}
 
-	runs, err := i.rt.Store.ListRuns(ctx, agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunFailed}, Limit: inboxMax})
+	runs, err := i.rt.ListRuns(ctx, agentcore.RunQuery{Statuses: []agentcore.RunStatus{agentcore.RunSuspended, agentcore.RunFailed}, Limit: inboxMax})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("list runs: %w", err)
 	}
@@ -435,7 +435,7 @@ func (i *Inbox) compute(ctx context.Context) (Snapshot, error) {
 // message; finished, failed or still being written) makes the failure
 // history, not something that needs the user.
 func (i *Inbox) superseded(ctx context.Context, failed agentcore.Run) bool {
-	msgs, err := i.rt.Store.ListMessages(ctx, failed.ThreadID, agentcore.MessageQuery{Limit: 1, Last: true})
+	msgs, err := i.rt.ListMessages(ctx, failed.ThreadID, agentcore.MessageQuery{Limit: 1, Last: true})
 	if err != nil || len(msgs) == 0 {
 		return false
 	}
@@ -552,7 +552,7 @@ func (i *Inbox) act(ctx context.Context, key, action string) error {
 	if err != nil {
 		return err
 	}
-	if err := i.rt.Store.SetSetting(ctx, inboxSetting, raw); err != nil {
+	if err := i.rt.SetSetting(ctx, inboxSetting, raw); err != nil {
 		return fmt.Errorf("set inbox item %s aside: %w", key, err)
 	}
 	return nil

@@ -159,7 +159,7 @@ func New(rt *agentcore.Runtime) *Chats { return &Chats{rt: rt} }
 
 // Settings reads a chat's settings.
 func (c *Chats) Settings(ctx context.Context, threadID string) (Settings, error) {
-	t, err := c.rt.Store.GetThread(ctx, threadID)
+	t, err := c.rt.GetThread(ctx, threadID)
 	if err != nil {
 		return Settings{}, fmt.Errorf("read chat settings: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"parley/agentcore"
 	"parley/toolkit"
 )
 
@@ -14,10 +13,16 @@ import (
 // task tools write (an alias, so callers need not import toolkit).
 type Task = toolkit.Task
 
+// StateReader reads a thread's state (agentcore.Runtime, or a store).
+type StateReader interface {
+	GetState(ctx context.Context, threadID, typ string) (json.RawMessage, bool, error)
+}
+
 // Tasks is a thread's task list as the task tools stored it: read with
 // toolkit's own type and state key, so what the panel shows is what the
-// tools wrote, field for field. No list yet is nil, no error.
-func Tasks(ctx context.Context, store agentcore.StateStore, threadID string) ([]Task, error) {
+// tools wrote, field for field. No list yet is nil, no error. store is the
+// runtime, or any reader of thread state.
+func Tasks(ctx context.Context, store StateReader, threadID string) ([]Task, error) {
 	raw, ok, err := store.GetState(ctx, threadID, toolkit.TaskStateType)
 	if err != nil {
 		return nil, fmt.Errorf("load task list of thread %s: %w", threadID, err)
