@@ -6,7 +6,7 @@ DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3f
 DESKTOP_TAGS     := desktop,production,webkit2_41
 GO               ?= go
 
-.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli deps dist
 
 # The Datastar client comes from its Go module, checked, never committed.
 assets: ui/static/datastar.js
@@ -27,11 +27,25 @@ $(MASTRA_CLI_STAMP): e2e/mastracli/package.json e2e/mastracli/package-lock.json
 	npm ci --prefix e2e/mastracli --no-audit --no-fund
 	touch $@
 
+# -trimpath as in build/dist.sh, so that a release after these builds only
+# links (the compiled packages are shared through the build cache).
 build: assets
-	CGO_ENABLED=0 $(GO) build -o bin/parley .
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/parley .
 
 desktop: assets
-	CGO_ENABLED=1 $(GO) build -tags $(DESKTOP_TAGS) -o bin/parley-desktop .
+	CGO_ENABLED=1 $(GO) build -trimpath -tags $(DESKTOP_TAGS) -o bin/parley-desktop .
+
+# The system packages the tests need (cgo, GTK/WebKitGTK, Chromium, Xvfb,
+# X tools, dbus-daemon, node): installed with apt-get when missing, a single
+# dpkg-query when not; build/deps.sh says what each is for.
+deps:
+	@build/deps.sh
+
+# Release artifacts in dist/: the web binary for every platform, the Linux
+# desktop app as .deb and .tar.gz, SHA256SUMS (build/dist.sh).
+dist: assets
+	@build/deps.sh desktop
+	VERSION=$(VERSION) build/dist.sh
 
 run: build
 	./bin/parley serve
@@ -59,17 +73,19 @@ fmt:
 	gofmt -w $(GO_FILES)
 	$(GO) tool templ generate
 
-# Every test: unit packages in parallel, then the browser e2e suite and the
-# desktop smoke test (under Xvfb) against the real server.
-test: check desktop mastra-cli
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+# Every test: the system packages first, unit packages in parallel, then the
+# browser e2e suite and the desktop smoke test (under Xvfb) against the real
+# server.
+test: deps check desktop mastra-cli
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
+	$(GO) test -count=1 -timeout 30m ./build/
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m ./e2e/...
 
 unit: assets
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
 
-e2e: assets desktop mastra-cli
+e2e: deps assets desktop mastra-cli
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m -v ./e2e/...
 

@@ -12,7 +12,15 @@ import (
 //go:embed build/appicon.png
 var appIcon []byte
 
+// defaultArgs is the command line when there is none (the Windows desktop
+// app sets it); empty, parley prints its usage.
+var defaultArgs []string
+
 func main() {
 	app.Icon = appIcon
-	os.Exit(app.Main(os.Args[1:], os.Stdout, os.Stderr))
+	args := os.Args[1:]
+	if len(args) == 0 {
+		args = defaultArgs
+	}
+	os.Exit(app.Main(args, os.Stdout, os.Stderr))
 }
