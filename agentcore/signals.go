@@ -497,7 +497,10 @@ func (rt *Runtime) split(ctx context.Context, l *liveRun, sigs []Signal, ids []s
 		}
 	} else {
 		rt.writeLocked(l, StatusComplete, map[string]any{"model": l.run.Model, "continued": true})
-		rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: old})
+		// The screens hear that the old reply is done only once the run
+		// writes a new one: until then it is the live reply, and a screen
+		// that re-rendered it now would show it streaming for good.
+		defer rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: old})
 		moved = ids
 		if err := rt.store.MoveMessages(ctx, threadID, ids...); err != nil {
 			rt.Log.Error("file delivered signals", "thread", threadID, "err", err)
