@@ -45,6 +45,7 @@ deps:
 # desktop app as .deb and .tar.gz, SHA256SUMS (build/dist.sh).
 dist: assets
 	@build/deps.sh desktop
+	rm -rf dist
 	VERSION=$(VERSION) build/dist.sh
 
 run: build
@@ -90,7 +91,8 @@ e2e: deps assets desktop mastra-cli
 		$(GO) test -count=1 -timeout 20m -v ./e2e/...
 
 # Prints BENCH <name> <value> <unit> lines. The long-thread bench starts
-# bin/parley as its own process to time its start-up and read its memory.
+# bin/parley as its own process to time its start-up and read its memory;
+# the release builds' tests print the artifacts' sizes.
 bench: build
 	set -o pipefail; PARLEY_BIN=$(CURDIR)/bin/parley $(GO) test -v -count=1 -run '^TestBench' -timeout 20m ./e2e/... -args -bench \
 		| grep -E '^(BENCH|--- FAIL|FAIL|ok|panic)|_test.go:'
@@ -98,3 +100,5 @@ bench: build
 		| grep -E '^(BENCH|--- FAIL|FAIL|panic)|_test.go:'
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./storage/ ./ui/markdown/ \
 		| awk '/^Benchmark/ { printf "BENCH %s %s ns/op\n", $$1, $$3 } /^(FAIL|ok)/'
+	set -o pipefail; $(GO) test -v -count=1 -timeout 30m -run '^TestDist' ./build/ \
+		| grep -E '^(BENCH|--- FAIL|FAIL|panic)|_test.go:'

@@ -17,26 +17,36 @@ var (
 )
 
 // versionLine is the one line `parley version` prints:
-// "parley 1.2.3 (commit 0123abc…, built 2026-12-01T20:00:00Z)".
+// "parley 1.2.3 (commit 0123abc…, built 2026-12-01T20:00:00Z)"; a plain
+// build says "committed <time>" instead when the go command stamped the VCS
+// state, and "unknown" for what nobody set.
 func versionLine() string {
-	version, commit, date := Version, Commit, BuildDate
-	modified := false
+	version, commit, date := Version, Commit, ""
+	if BuildDate != "" {
+		date = "built " + BuildDate
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			version = bi.Main.Version
 		}
+		modified := false
+		vcsCommit := ""
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				if commit == "" {
-					commit = s.Value
-				}
+				vcsCommit = s.Value
 			case "vcs.time":
 				if date == "" {
-					date = "commit of " + s.Value
+					date = "committed " + s.Value
 				}
 			case "vcs.modified":
-				modified = s.Value == "true" && Commit == ""
+				modified = s.Value == "true"
+			}
+		}
+		if commit == "" && vcsCommit != "" {
+			commit = vcsCommit
+			if modified {
+				commit += "+modified"
 			}
 		}
 	}
@@ -45,11 +55,9 @@ func versionLine() string {
 	}
 	if commit == "" {
 		commit = "unknown"
-	} else if modified {
-		commit += "+modified"
 	}
 	if date == "" {
-		date = "unknown"
+		date = "build date unknown"
 	}
-	return fmt.Sprintf("parley %s (commit %s, built %s)", version, commit, date)
+	return fmt.Sprintf("parley %s (commit %s, %s)", version, commit, date)
 }
