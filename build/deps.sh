@@ -32,11 +32,11 @@ if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
   for c in "${cmds[@]}"; do command -v "$c" >/dev/null || ok=0; done
   ((ok)) && pkg-config --exists "${mods[@]}" 2>/dev/null && exit 0
   cat >&2 <<MSG
-Parley's tests need system packages, and this machine has no apt-get to install them. Install them with
+Parley's desktop build and tests need system packages, and this machine has no apt-get to install them:
   Debian/Ubuntu: apt-get install ${debian[*]} nodejs npm
   Fedora:        dnf install $fedora
   Arch:          pacman -S $arch
-then run make again.
+Install them, then run make again.
 MSG
   exit 1
 fi
