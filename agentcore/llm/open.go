@@ -81,6 +81,8 @@ type providerDef struct {
 	// openProviderTools opens the provider for requests with
 	// provider-defined tools, when they need another API than open's.
 	openProviderTools func(endpoint) (fantasy.Provider, error)
+	// sdk: Parley reads the provider's successful streams itself.
+	sdk sdkStream
 }
 
 func openAIOptions(e endpoint) []openai.Option {
@@ -100,6 +102,7 @@ var providers = []providerDef{
 		name:    "openai",
 		keyEnvs: []string{"OPENAI_API_KEY"},
 		baseEnv: "OPENAI_BASE_URL",
+		sdk:     sdkOpenAI,
 		open: func(e endpoint) (fantasy.Provider, error) {
 			return openai.New(openAIOptions(e)...) // chat completions: no WithUseResponsesAPI
 		},
@@ -143,6 +146,7 @@ var providers = []providerDef{
 	{
 		name:    "openrouter",
 		keyEnvs: []string{"OPENROUTER_API_KEY"},
+		sdk:     sdkOpenRouter,
 		open: func(e endpoint) (fantasy.Provider, error) {
 			opts := []openrouter.Option{openrouter.WithAPIKey(e.key)}
 			client := e.client
@@ -161,6 +165,7 @@ var providers = []providerDef{
 		baseEnv:     "OLLAMA_HOST",
 		keyless:     true,
 		defaultBase: defaultOllamaHost,
+		sdk:         sdkCompat,
 		open: func(e endpoint) (fantasy.Provider, error) {
 			return openCompat(e.key, ollamaBaseURL(e.baseURL), e.client)
 		},
@@ -170,6 +175,7 @@ var providers = []providerDef{
 		keyEnvs: []string{"OPENAI_COMPATIBLE_API_KEY"},
 		baseEnv: "OPENAI_COMPATIBLE_BASE_URL",
 		keyless: true,
+		sdk:     sdkCompat,
 		open: func(e endpoint) (fantasy.Provider, error) {
 			return openCompat(e.key, e.baseURL, e.client)
 		},
@@ -218,6 +224,9 @@ func Open(spec string, cfg Config) (Model, error) {
 		return nil, fmt.Errorf("llm: model %q: no model name after %q", spec, name+"/")
 	}
 	e := endpoint{key: def.key(cfg), baseURL: def.baseURL(cfg), client: cfg.HTTPClient}
+	if def.sdk != sdkNone {
+		e.client = capturing(e.client)
+	}
 	if e.key == "" && !def.keyless {
 		return nil, fmt.Errorf("llm: %s: no API key: set %s", name, strings.Join(def.keyEnvs, " or "))
 	}
@@ -262,6 +271,7 @@ func Open(spec string, cfg Config) (Model, error) {
 		searchLM: searchLM,
 		idle:     cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		retry:    retry,
+		sdk:      def.sdk,
 	}, nil
 }
 

@@ -32,6 +32,9 @@ type model struct {
 	searchLM fantasy.LanguageModel
 	idle     time.Duration
 	retry    fantasy.RetryOptions
+	// sdk: Parley reads lm's successful Chat Completions streams itself
+	// (sdkstream.go).
+	sdk sdkStream
 }
 
 func (m *model) Spec() string { return m.spec }
@@ -85,6 +88,7 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 // provider: fantasy's iterator blocks inside the HTTP body read.
 type attempt struct {
 	parts   chan fantasy.StreamPart
+	sdk     sdkStream
 	idle    time.Duration
 	conv    converter
 	pending []Part // converted but not yet yielded
@@ -95,7 +99,7 @@ type attempt struct {
 // loop sees every failure that happens before anything was yielded.
 func (m *model) start(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call, req Request) (*attempt, error) {
 	actx, cancel := context.WithCancel(ctx)
-	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle}
+	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle, sdk: m.sdk}
 	if m.provider == google.Name {
 		// What the adapter cannot do with Gemini, its HTTP client does.
 		a.conv.gemini = newGeminiCall(req)
@@ -132,9 +136,20 @@ func (a *attempt) read(ctx context.Context, lm fantasy.LanguageModel, call fanta
 			send(fantasy.StreamPart{Type: fantasy.StreamPartTypeError, Error: fmt.Errorf("provider adapter panicked: %v", r)})
 		}
 	}()
+	var took *captured
+	if a.sdk != sdkNone {
+		took = &captured{path: chatCompletionsPath}
+		ctx = withCapture(ctx, took)
+	}
 	stream, err := lm.Stream(ctx, call)
 	if err != nil {
 		send(fantasy.StreamPart{Type: fantasy.StreamPartTypeError, Error: err})
+		return
+	}
+	if took != nil && took.resp != nil {
+		// fantasy has sent the request and got a stream: read it in
+		// linear time (sdkstream.go); fantasy's iterator is never run.
+		streamChat(ctx, took.resp, a.sdk, send)
 		return
 	}
 	for p := range stream {
