@@ -337,7 +337,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // linearProviders are the adapters whose streams Parley reads with the
 // SDK's stream types (sdkstream.go).
-var linearProviders = []string{"openai", "openai-compatible", "ollama", "openrouter"}
+var linearProviders = []string{"openai", "openai-compatible", "ollama", "openrouter", "anthropic"}
 
 // TestStreamingIsLinear checks the shape of the cost rather than its time:
 // the bytes allocated per delta do not grow with the stream. An adapter

@@ -119,6 +119,7 @@ var providers = []providerDef{
 		name:    "anthropic",
 		keyEnvs: []string{"ANTHROPIC_API_KEY"},
 		baseEnv: "ANTHROPIC_BASE_URL",
+		sdk:     sdkAnthropic,
 		open: func(e endpoint) (fantasy.Provider, error) {
 			opts := []anthropic.Option{anthropic.WithAPIKey(e.key)}
 			if e.baseURL != "" {

@@ -26,16 +26,24 @@ import (
 // ollama, openrouter) feeds every chunk to openai-go's
 // ChatCompletionAccumulator, which appends each delta to the whole text
 // and the whole arguments with string +=, and appends each argument delta
-// to its own growing string too: every delta copies everything before it,
-// so a 1 MiB answer in 16-byte deltas copies about 32 GiB. fantasy has no
-// option to skip either.
+// to its own growing string too; its anthropic adapter runs
+// anthropic-sdk-go's Message.Accumulate on every event, which appends
+// each text delta to the whole block with string +=. Every delta copies
+// everything before it: 1 MiB in 16-byte deltas copies about 32 GiB.
+// fantasy has no option to skip either.
 //
 // So fantasy still builds and sends the request (prompt, tools, options,
-// headers, errors of the response) and Parley reads the response of a
-// successful call itself, with openai-go's own stream of
-// ChatCompletionChunk, into the same fantasy stream parts fantasy's loop
-// would yield. The response is taken at the HTTP client: fantasy's
-// Stream sends the request before it returns its (unread) iterator.
+// headers, the errors of a failed response) and Parley reads the response
+// of a successful call itself, with the SDK's own stream types
+// (openai-go's ssestream of ChatCompletionChunk, anthropic-sdk-go's of
+// MessageStreamEventUnion), into the same fantasy stream parts fantasy's
+// loop would yield. The response is taken at the HTTP client: fantasy's
+// Stream sends the request before it returns its iterator, which is then
+// never run.
+//
+// Gemini's stream stays fantasy's (it appends each text delta to the
+// whole text too): genai builds and sends its request only inside the
+// iterator, from a prompt fantasy converts with unexported code.
 
 // sdkStream names the provider whose successful stream Parley reads
 // itself; the zero value leaves the stream to fantasy.
@@ -46,7 +54,25 @@ const (
 	sdkOpenAI               // Chat Completions as OpenAI sends it
 	sdkCompat               // …with reasoning_content (openai-compatible, ollama)
 	sdkOpenRouter           // …with OpenRouter's reasoning_details and usage
+	sdkAnthropic            // Anthropic's Messages stream (sdkanthropic.go)
 )
+
+// path is the suffix of the request path whose response Parley reads.
+func (k sdkStream) path() string {
+	if k == sdkAnthropic {
+		return messagesPath
+	}
+	return chatCompletionsPath
+}
+
+// read reads a successful streaming response into fantasy's parts.
+func (k sdkStream) read(ctx context.Context, resp *http.Response, yield func(fantasy.StreamPart) bool) {
+	if k == sdkAnthropic {
+		streamMessages(ctx, resp, yield)
+		return
+	}
+	streamChat(ctx, resp, k, yield)
+}
 
 // chatCompletionsPath ends the path of a Chat Completions request; other
 // requests of the same provider (OpenAI's Responses API) stay fantasy's.

@@ -138,7 +138,7 @@ func (a *attempt) read(ctx context.Context, lm fantasy.LanguageModel, call fanta
 	}()
 	var took *captured
 	if a.sdk != sdkNone {
-		took = &captured{path: chatCompletionsPath}
+		took = &captured{path: a.sdk.path()}
 		ctx = withCapture(ctx, took)
 	}
 	stream, err := lm.Stream(ctx, call)
@@ -149,7 +149,7 @@ func (a *attempt) read(ctx context.Context, lm fantasy.LanguageModel, call fanta
 	if took != nil && took.resp != nil {
 		// fantasy has sent the request and got a stream: read it in
 		// linear time (sdkstream.go); fantasy's iterator is never run.
-		streamChat(ctx, took.resp, a.sdk, send)
+		a.sdk.read(ctx, took.resp, send)
 		return
 	}
 	for p := range stream {
