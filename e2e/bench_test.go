@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,20 +9,19 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"parley/agentcore"
 	"parley/agentcore/scripted"
 )
 
 // Token-to-screen: the delay from the model server writing a token to that
 // token being in the page's DOM, through the real server, the runtime, the
 // Datastar stream and headless Chromium. `make bench` runs the full
-// measurement and prints BENCH lines; `make test` runs a short pass that
-// checks every token reaches the screen in order (no timing asserted: these
-// machines are noisy).
+// measurement against bin/parley and the floor, each its own process
+// (bench_proc_test.go), and prints BENCH lines; `make test` runs a short
+// pass, on a Parley in this process, that checks every token reaches the
+// screen in order (no timing asserted: these machines are noisy).
 
 // observeTokens records, in the page, when each token index first shows.
 const observeTokens = `() => {
@@ -44,22 +42,21 @@ const observeTokens = `() => {
 type tokenRun struct {
 	delays []float64     // ms per token
 	endLag float64       // ms from the last write to the last token on screen
-	cpu    time.Duration // this process's CPU from the first token written to the run's end
+	cpu    time.Duration // the server's CPU from the send to the run's end
 }
 
 // streamTokens streams n tokens at rate tokens/s into a new thread's open
 // page and measures each token's way to the DOM.
-func streamTokens(t testing.TB, p *parley, rate, n int) tokenRun {
+func streamTokens(t testing.TB, s target, rate, n int) tokenRun {
 	t.Helper()
-	return streamTokensInto(t, p, p.newThread(), rate, n)
+	return streamTokensInto(t, s, s.newThread(t), rate, n)
 }
 
 // streamTokensInto is streamTokens into the thread id.
-func streamTokensInto(t testing.TB, p *parley, id string, rate, n int) tokenRun {
+func streamTokensInto(t testing.TB, s target, id string, rate, n int) tokenRun {
 	t.Helper()
-	pg := p.page("/t/" + id)
-	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null`)
-	time.Sleep(150 * time.Millisecond) // the stream is open and synced
+	pg, closePage := openThread(t, s, id)
+	defer closePage()
 	pg.MustEval(observeTokens)
 
 	tokens := make([]string, n)
@@ -72,27 +69,21 @@ func streamTokensInto(t testing.TB, p *parley, id string, rate, n int) tokenRun 
 	delay := time.Duration(float64(time.Second) * float64(chunk) / float64(rate))
 	written := make([]float64, n)
 	var mu sync.Mutex
-	var cpuStart time.Duration
-	p.Model.Push(scripted.Reply{Tokens: tokens, ChunkSize: chunk, Delay: delay,
+	s.Model.Push(scripted.Reply{Tokens: tokens, ChunkSize: chunk, Delay: delay,
 		OnChunk: func(i int, _ string, at time.Time) {
 			ms := float64(at.UnixNano()) / 1e6
 			mu.Lock()
-			if i == 0 {
-				cpuStart = cpuTime()
-			}
 			for j := i * chunk; j < min(n, (i+1)*chunk); j++ {
 				written[j] = ms
 			}
 			mu.Unlock()
 		}})
-	if _, err := p.In.Runtime.Send(context.Background(), agentcore.SendRequest{ThreadID: id, Text: "count"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.In.Runtime.Wait(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
-	cpuEnd := cpuTime()
-	waitJS(t, pg, `(n) => window.__seen.length >= n`, n)
+	cpuStart := s.cpu(t)
+	s.say(t, id, "count")
+	streaming := time.Duration(n) * time.Second / time.Duration(rate)
+	waitJSFor(t, pg, streaming+waitTimeout, `(n) => window.__seen.length >= n`, n)
+	waitJS(t, pg, runEnded)
+	cpuEnd := s.cpu(t)
 	seen := pg.MustEval(`() => window.__seen`).Arr()
 	if len(seen) != n {
 		t.Fatalf("the page saw %d tokens, want %d", len(seen), n)
@@ -114,35 +105,75 @@ func percentile(xs []float64, p float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
+// benchRuns is how many times each rate is streamed: a rate passes when
+// all of them do, so one lucky run does not make the figure.
+const benchRuns = 5
+
+// benchRates are the rates whose end lag is measured; each run streams a
+// full second at its rate (20,000 tokens at the highest).
+var benchRates = []int{1000, 2000, 5000, 10000, 20000}
+
+// endLagLimit is how soon after the stream ends its complete reply must be
+// on screen for a run to pass.
+const endLagLimit = 100 // ms
+
 func TestBenchTokenToScreen(t *testing.T) {
-	p := startParley(t)
 	if !*benchFlag {
 		// The short pass: every token of a fast stream reaches the screen.
-		streamTokens(t, p, 500, 300)
+		streamTokens(t, startParley(t).target(), 500, 300)
 		return
 	}
-	r := streamTokens(t, p, 50, 250) // 5 s at 50 tok/s
-	fmt.Printf("BENCH token_to_screen_p50_at_50tps %.2f ms\n", percentile(r.delays, 50))
-	fmt.Printf("BENCH token_to_screen_p99_at_50tps %.2f ms\n", percentile(r.delays, 99))
-
-	best := 0
-	for _, rate := range []int{1000, 2000, 5000, 10000, 20000} {
-		r := streamTokens(t, p, rate, min(rate, 10000)) // ~1 s of streaming
-		fmt.Printf("BENCH end_lag_at_%dtps %.1f ms\n", rate, r.endLag)
-		fmt.Printf("BENCH token_to_screen_p99_at_%dtps %.1f ms\n", rate, percentile(r.delays, 99))
-		if r.endLag <= 100 {
-			best = rate
+	// Parley and the floor take the same streams from the same model
+	// server, into the same browser, one after the other.
+	model := newModel(t)
+	parley := startParleyProcess(t, t.TempDir(), model)
+	floor := startFloor(t, model)
+	var p99 [2]float64
+	for k, s := range []target{parley, floor} {
+		name := func(n string) string {
+			if s.floor {
+				return "floor_" + n
+			}
+			return n
 		}
+		var p50s, p99s []float64
+		for range benchRuns {
+			r := streamTokens(t, s, 50, 250) // 5 s at 50 tok/s
+			p50s = append(p50s, percentile(r.delays, 50))
+			p99s = append(p99s, percentile(r.delays, 99))
+		}
+		printStats(name("token_to_screen_p50_at_50tps"), p50s, "%.2f ms")
+		printStats(name("token_to_screen_p99_at_50tps"), p99s, "%.2f ms")
+		p99[k] = percentile(p99s, 50)
+
+		best, passing := 0, true
+		for _, rate := range benchRates {
+			var lags, ends99, cpus []float64
+			for range benchRuns {
+				r := streamTokens(t, s, rate, rate) // a full second
+				lags = append(lags, r.endLag)
+				ends99 = append(ends99, percentile(r.delays, 99))
+				cpus = append(cpus, ms(r.cpu))
+			}
+			printStats(name(fmt.Sprintf("end_lag_at_%dtps", rate)), lags, "%.1f ms")
+			printStats(name(fmt.Sprintf("token_to_screen_p99_at_%dtps", rate)), ends99, "%.1f ms")
+			printStats(name(fmt.Sprintf("server_cpu_at_%dtps", rate)), cpus, "%.0f ms")
+			passing = passing && slices.Max(lags) <= endLagLimit
+			if passing {
+				best = rate
+			}
+		}
+		fmt.Printf("BENCH %s %d tok/s (all %d runs within %d ms, at every lower rate too)\n",
+			name("max_tokps_complete_within_100ms"), best, benchRuns, endLagLimit)
 	}
-	fmt.Printf("BENCH max_tokps_complete_within_100ms %d tok/s\n", best)
+	fmt.Printf("BENCH token_to_screen_p99_at_50tps_vs_floor %.2f x (medians)\n", p99[0]/p99[1])
 }
 
-// cpuTime is this process's user+system CPU time (the server, the runtime
-// and the scripted model all run in it; the browser does not).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// printStats prints the median and the worst (the largest) of runs as
+// BENCH lines; format is the value's and its unit's.
+func printStats(name string, runs []float64, format string) {
+	fmt.Printf("BENCH %s_median "+format+"\n", name, percentile(runs, 50))
+	fmt.Printf("BENCH %s_worst "+format+"\n", name, slices.Max(runs))
 }
 
 // longTasks records the page's main-thread tasks over 50 ms.
@@ -152,19 +183,20 @@ const longTasks = `() => {
 		.observe({type: 'longtask', buffered: true});
 }`
 
+// writeWait bounds a large write's stream: 1 MiB cost Parley over a
+// minute of CPU before its streaming was made linear.
+const writeWait = 5 * time.Minute
+
 // streamWrite streams a write_file of size bytes of code in 16-byte
-// argument deltas into an open page, and returns the server's CPU time for
-// it and the longest main-thread task the page had.
-func streamWrite(t *testing.T, p *parley, size int, asText bool) (cpu time.Duration, longest float64) {
+// argument deltas (or the same bytes as reply text) into an open page, and
+// returns the server's CPU time for it and the longest main-thread task
+// the page had.
+func streamWrite(t *testing.T, s target, size int, asText bool) (cpu time.Duration, longest float64) {
 	t.Helper()
-	id := p.newThread()
-	yolo := true
-	if _, err := p.In.Runtime.UpdateThread(context.Background(), id, agentcore.ThreadPatch{Metadata: map[string]any{"yolo": yolo}}); err != nil {
-		t.Fatal(err)
-	}
-	pg := p.page("/t/" + id)
-	waitJS(t, pg, `() => document.querySelector('#composer-actions') !== null`)
-	time.Sleep(150 * time.Millisecond)
+	id := s.newThread(t)
+	s.yolo(t, id)
+	pg, closePage := openThread(t, s, id)
+	defer closePage()
 	pg.MustEval(longTasks)
 	var code strings.Builder
 	for i := 0; code.Len() < size; i++ {
@@ -172,30 +204,28 @@ func streamWrite(t *testing.T, p *parley, size int, asText bool) (cpu time.Durat
 	}
 	content := code.String()[:size]
 	if asText {
-		p.Model.Push(scripted.Reply{Text: content, Tokens: chunks(content, 16)})
+		s.Model.Push(scripted.Reply{Text: content, Tokens: chunks(content, 16)})
 	} else {
 		args, _ := json.Marshal(map[string]string{"path": "big.go", "content": content})
-		p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "big", Name: "write_file", Args: string(args)}}, ChunkSize: 16},
-			scripted.Reply{Text: "written"})
+		s.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "big", Name: "write_file", Args: string(args)}}, ChunkSize: 16})
+		if !s.floor { // the floor relays one answer and calls no tool
+			s.Model.Push(scripted.Reply{Text: "written"})
+		}
 	}
-	start := cpuTime()
-	if _, err := p.In.Runtime.Send(context.Background(), agentcore.SendRequest{ThreadID: id, Text: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.In.Runtime.Wait(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
-	cpu = cpuTime() - start
-	if asText {
-		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
-	} else {
-		waitJS(t, pg, `() => document.querySelector('`+p.sel("big")+`')?.dataset.state === 'done'`)
-		lines := strings.Count(content, "\n") + 1
-		if got := pg.MustEval(`() => document.querySelector('` + p.sel("big") + ` .tool-state').textContent`).String(); got != "done" {
+	start := s.cpu(t)
+	s.say(t, id, "go")
+	waitJSFor(t, pg, writeWait, runEnded)
+	cpu = s.cpu(t) - start
+	if !asText && !s.floor {
+		card := `document.querySelector('#messages [data-tool-call-id]')`
+		if got := pg.MustEval(`() => ` + card + `?.dataset.state`).String(); got != "done" {
 			t.Fatalf("card state %q", got)
 		}
-		if _, err := os.Stat(filepath.Join(p.dir, "big.go")); err != nil {
-			t.Fatalf("the file was not written: %v (%d lines)", err, lines)
+		if got := pg.MustEval(`() => ` + card + `.querySelector('.tool-state').textContent`).String(); got != "done" {
+			t.Fatalf("card state text %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(s.dir, "big.go")); err != nil {
+			t.Fatalf("the file was not written: %v (%d lines)", err, strings.Count(content, "\n")+1)
 		}
 	}
 	for _, v := range pg.MustEval(`() => window.__long`).Arr() {
@@ -214,21 +244,24 @@ func chunks(s string, n int) []string {
 }
 
 // A large write_file streamed in small deltas keeps the page responsive and
-// costs the server about what streaming the same bytes as text does.
+// costs the server about what streaming the same bytes as text does; the
+// floor is the same bytes relayed as bare Datastar patches.
 func TestBenchLargeWritePreview(t *testing.T) {
-	p := startParley(t)
-	size := 64 << 10
-	if *benchFlag {
-		size = 1 << 20
-	}
-	toolCPU, toolLong := streamWrite(t, p, size, false)
 	if !*benchFlag {
+		streamWrite(t, startParley(t).target(), 64<<10, false)
 		return
 	}
-	textCPU, textLong := streamWrite(t, p, size, true)
-	fmt.Printf("BENCH write_file_1mib_16b_server_cpu %.0f ms\n", float64(toolCPU.Milliseconds()))
-	fmt.Printf("BENCH text_1mib_16b_server_cpu %.0f ms\n", float64(textCPU.Milliseconds()))
+	model := newModel(t)
+	parley := startParleyProcess(t, t.TempDir(), model)
+	floor := startFloor(t, model)
+	toolCPU, toolLong := streamWrite(t, parley, 1<<20, false)
+	textCPU, textLong := streamWrite(t, parley, 1<<20, true)
+	floorCPU, floorLong := streamWrite(t, floor, 1<<20, true)
+	fmt.Printf("BENCH write_file_1mib_16b_server_cpu %.0f ms\n", ms(toolCPU))
+	fmt.Printf("BENCH text_1mib_16b_server_cpu %.0f ms\n", ms(textCPU))
+	fmt.Printf("BENCH floor_1mib_16b_server_cpu %.0f ms\n", ms(floorCPU))
 	fmt.Printf("BENCH write_file_vs_text_cpu_ratio %.2f x\n", float64(toolCPU)/float64(textCPU))
 	fmt.Printf("BENCH write_file_1mib_longest_main_thread_task %.0f ms\n", toolLong)
 	fmt.Printf("BENCH text_1mib_longest_main_thread_task %.0f ms\n", textLong)
+	fmt.Printf("BENCH floor_1mib_longest_main_thread_task %.0f ms\n", floorLong)
 }
