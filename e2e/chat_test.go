@@ -277,6 +277,7 @@ func TestSidebarRenamePinDelete(t *testing.T) {
 	pg.MustElement("#thread-" + first).MustHover()
 	pg.MustElement("#thread-" + first + " .delete").MustClick()
 	waitJS(t, pg, `() => location.pathname === '/'`)
+	pg.MustWaitLoad()
 	waitJS(t, pg, `(id) => document.querySelector('#thread-' + id) === null`, first)
 	if _, err := p.In.Store.GetThread(t.Context(), first); err == nil {
 		t.Fatal("deleted thread is still stored")

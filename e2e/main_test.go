@@ -345,9 +345,28 @@ func (p *parley) messages(threadID string) []agentcore.Message {
 func waitJS(t testing.TB, pg *rod.Page, js string, args ...any) {
 	t.Helper()
 	safe := `function (...a) { try { return !!(` + js + `).apply(this, a) } catch (e) { return false } }`
-	if err := pg.Timeout(waitTimeout).Wait(rod.Eval(safe, args...)); err != nil {
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		err := pg.Timeout(time.Until(deadline)).Wait(rod.Eval(safe, args...))
+		if err == nil {
+			return
+		}
+		// A navigation (a form post, a redirect) can end the document the
+		// predicate ran in: ask the next one, until the deadline.
+		if navigated(err) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		t.Fatalf("waiting for %s: %v", js, err)
 	}
+}
+
+// navigated reports a CDP error that means the page changed documents under
+// a call, not that the call failed.
+func navigated(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "navigated or closed") || strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Cannot find context")
 }
 
 // evalString evaluates a JS function returning a string.
