@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"parley/agentcore"
+	"parley/agentcore/hostile"
 	"parley/agentcore/llm"
 	"parley/agentcore/scripted"
 )
@@ -18,10 +19,7 @@ import (
 // hostileCallIDs are tool call ids a hostile or broken provider could send:
 // each breaks out of a JavaScript string, an HTML attribute, a script
 // element or a URL path if used unescaped.
-var hostileCallIDs = []string{
-	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
-	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
-}
+var hostileCallIDs = hostile.IDs()
 
 // parleyID is what every call id Parley stores, publishes or shows must be.
 var parleyID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

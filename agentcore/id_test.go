@@ -4,15 +4,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"parley/agentcore/hostile"
 )
 
 // hostileIDs are ids an attacker would pick: each breaks out of a
 // JavaScript string, an HTML attribute, a script element or a URL path if
 // used unescaped.
-var hostileIDs = []string{
-	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
-	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10), "",
-}
+var hostileIDs = append(hostile.IDs(), "")
 
 func TestValidID(t *testing.T) {
 	for _, id := range []string{"a", "t1", "call_abc-DEF_09", "0196b0e3c8d14f7a9e2b5c6d7e8f9a0b", strings.Repeat("x", MaxIDLen), NewID(), NewCallID()} {

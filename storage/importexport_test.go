@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/agentcore/hostile"
 )
 
 func importSample(id string, texts ...string) agentcore.ThreadImport {
@@ -171,10 +172,7 @@ func TestImportThreadsStatuses(t *testing.T) {
 // hostileIDs are ids an attacker would put in a shared file: each breaks
 // out of a JavaScript string, an HTML attribute, a script element or a URL
 // path if used unescaped.
-var hostileIDs = []string{
-	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
-	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
-}
+var hostileIDs = hostile.IDs()
 
 // A file whose thread, message and tool call ids Parley would not accept
 // from its API is stored with new ones, each valid; the messages are the

@@ -7,15 +7,13 @@ import (
 	"testing"
 
 	"parley/agentcore"
+	"parley/agentcore/hostile"
 )
 
 // hostileIDs are ids an attacker would put in a shared file: each breaks
 // out of a JavaScript string, an HTML attribute, a script element or a URL
 // path if used unescaped.
-var hostileIDs = []string{
-	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
-	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
-}
+var hostileIDs = hostile.IDs()
 
 // hostileExport is a Parley export whose thread id, message ids and tool
 // call id are bad.

@@ -9,15 +9,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"parley/agentcore/hostile"
 )
 
 // hostileToolNames are tool names a hostile server could give: each breaks
 // out of a JavaScript string, an HTML attribute, a script element or a URL
 // path if used unescaped.
-var hostileToolNames = []string{
-	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
-	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
-}
+var hostileToolNames = hostile.IDs()
 
 // newHostileServer serves a tool under each hostile name, and one named by
 // the MCP rule ("ok.tool").

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/agentcore/hostile"
 )
 
 var t0 = time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
@@ -347,10 +348,7 @@ func FuzzRead(f *testing.F) {
 // hostileIDs are ids an attacker would put in a shared file: each breaks
 // out of a JavaScript string, an HTML attribute, a script element or a URL
 // path if used unescaped.
-var hostileIDs = []string{
-	`a');alert(1);('`, `a"b`, `a\b`, `</script><script>alert(1)</script>`, "a\u2028b",
-	"a`b", "${alert(1)}", "a b", strings.Repeat("x", 10<<10),
-}
+var hostileIDs = hostile.IDs()
 
 // A Parley export whose thread, message and tool call ids Parley would not
 // accept is read with those ids replaced (thread and message ids left for
