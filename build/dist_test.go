@@ -92,7 +92,7 @@ func size(t *testing.T, path string) int64 {
 // machine, if any, must say its version.
 func TestDistWeb(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds five binaries")
+		t.Skip("-short: this test cross-builds five binaries (make test runs it without -short)")
 	}
 	out := dist(t, "web", "desktop-windows")
 	for _, target := range []string{"linux/amd64", "linux/arm64", "darwin/arm64", "darwin/amd64", "windows/amd64"} {
@@ -125,7 +125,7 @@ func TestDistWeb(t *testing.T) {
 // and `serve` up to its first answer.
 func TestDistDeb(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the desktop app")
+		t.Skip("-short: this test builds the desktop app and its .deb (make test runs it without -short)")
 	}
 	arch := strings.TrimSpace(output(t, "dpkg", "--print-architecture"))
 	out := dist(t, "desktop")
