@@ -185,7 +185,16 @@ func loginPage(w http.ResponseWriter, r *http.Request, reason string) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
-	_ = loginTmpl.Execute(w, map[string]string{"Reason": reason, "Path": r.URL.Path})
+	_ = loginTmpl.Execute(w, map[string]string{"Reason": reason, "Path": samePath(r.URL.Path)})
+}
+
+// samePath is p if it is a path on this server, else "/": a request for
+// "//other.example/x" must not make the login form send the token there.
+func samePath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+		return "/"
+	}
+	return p
 }
 
 var loginTmpl = template.Must(template.New("login").Parse(`<!DOCTYPE html>

@@ -181,6 +181,17 @@ func TestNoCredential(t *testing.T) {
 	if got := do(h, "GET", "/static/app.css", nil).Code; got != 200 {
 		t.Errorf("the login page's style: %d", got)
 	}
+	// A path that names another host sends the login form home, not there.
+	for _, p := range []string{"//evil.example/x", `/\evil.example/x`} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.URL.Path, r.Host = p, "127.0.0.1:7777"
+		r.Header.Set("Accept", "text/html")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if !strings.Contains(w.Body.String(), `action="/"`) || strings.Contains(w.Body.String(), "evil.example") {
+			t.Errorf("login form for path %q: %s", p, w.Body.String())
+		}
+	}
 	// A hostile path is text in the login page, never markup.
 	w = do(h, "GET", `/t/%22%3E%3Cscript%3Ealert(1)%3C/script%3E`, map[string]string{"Accept": "text/html"})
 	if strings.Contains(w.Body.String(), "<script>") {
