@@ -35,42 +35,48 @@ const demoCode = "package main\n\nimport \"fmt\"\n\n// main greets the world fro
 
 const demoTasks = `{"tasks":[` +
 	`{"content":"Read the request","status":"completed","activeForm":"Reading the request"},` +
-	`{"content":"Sketch the change","status":"in_progress","activeForm":"Sketching the change"},` +
-	`{"content":"Write the code","status":"pending","activeForm":"Writing the code"},` +
+	`{"content":"Write the code","status":"in_progress","activeForm":"Writing the code"},` +
 	`{"content":"Run the tests","status":"pending","activeForm":"Running the tests"}]}`
 
 // demoAction shows one human-in-the-loop feature when asked for it and the
-// request offers its tool.
-func demoAction(req Request) (Reply, bool) {
-	text := req.LastUserText()
+// request offers its tool. text is the user's own last message.
+func demoAction(req Request, text string) (Reply, bool) {
 	pace := func(r Reply) Reply { r.ChunkSize, r.Delay = demoChunkSize, demoDelay; return r }
 	switch {
 	case wantsPlan.MatchString(text) && req.HasTool("submit_plan") && req.HasTool("write_file"):
-		planJSON, _ := json.Marshal(map[string]string{"path": ".parley/plans/dark-theme.md", "content": demoPlan})
+		planJSON, _ := json.Marshal(map[string]string{"path": demoPlanPath, "content": demoPlan})
 		return pace(Reply{Text: "I'll write the plan to a file first.", ToolCalls: []ToolCall{{Name: "write_file", Args: string(planJSON)}}}), true
 	case wantsPlan.MatchString(text):
 		return pace(Reply{Text: "To see a plan for approval, switch the composer to **Plan** (bottom left) and ask again: in Plan mode I explore read-only, write the plan to `.parley/plans/`, and submit it for your approval."}), true
 	case wantsQuestion.MatchString(text) && req.HasTool("ask_user"):
 		return pace(Reply{Text: "Sure — here is a question for you.", ToolCalls: []ToolCall{{Name: "ask_user",
 			Args: `{"question":"Which theme should the demo use?","options":[{"label":"Light","description":"dark text on white"},{"label":"Dark","description":"light text on near-black"},{"label":"Follow the OS"}]}`}}}), true
-	case wantsEdit.MatchString(text) && req.HasTool("write_file") && !req.HasTool("submit_plan"):
-		args, _ := json.Marshal(map[string]string{"path": "parley-demo/hello.go", "content": demoCode})
-		return Reply{Text: "I'll write a small Go file; watch the card fill in as I type it.", ToolCalls: []ToolCall{{Name: "write_file", Args: string(args)}}, ChunkSize: 12, Delay: 40 * time.Millisecond}, true
+	case wantsEdit.MatchString(text) && canWrite(req):
+		return demoWrite("I'll write a small Go file; watch the card fill in as I type it."), true
 	case wantsTasks.MatchString(text) && req.HasTool("task_write"):
 		return Reply{Text: "Here is how I would split the work.", ToolCalls: []ToolCall{{Name: "task_write", Args: demoTasks}}, ChunkSize: 8, Delay: 30 * time.Millisecond}, true
 	}
 	return Reply{}, false
 }
 
-// lastToolName is the tool whose result ends the request.
-func (r Request) lastToolName() string {
-	n := len(r.Messages)
-	if n == 0 || r.Messages[n-1].Role != "tool" {
-		return ""
-	}
-	id := r.Messages[n-1].ToolCallID
-	for i := n - 1; i >= 0; i-- {
-		for _, c := range r.Messages[i].ToolCalls {
+// demoPlanPath is where the demo writes its plan in Plan mode.
+const demoPlanPath = ".parley/plans/dark-theme.md"
+
+// canWrite: the request offers write_file outside Plan mode (where it
+// writes only the plan).
+func canWrite(req Request) bool { return req.HasTool("write_file") && !req.HasTool("submit_plan") }
+
+// demoWrite writes demoCode, slowly enough to watch its card fill in.
+func demoWrite(text string) Reply {
+	args, _ := json.Marshal(map[string]string{"path": "parley-demo/hello.go", "content": demoCode})
+	return Reply{Text: text, ToolCalls: []ToolCall{{Name: "write_file", Args: string(args)}}, ChunkSize: 12, Delay: 40 * time.Millisecond}
+}
+
+// toolNameOf is the name of the call the tool message at i answers.
+func (r Request) toolNameOf(i int) string {
+	id := r.Messages[i].ToolCallID
+	for j := i - 1; j >= 0; j-- {
+		for _, c := range r.Messages[j].ToolCalls {
 			if c.ID == id {
 				return c.Name
 			}
@@ -83,24 +89,26 @@ func (r Request) lastToolName() string {
 // replies are scripted and how to connect a real model, quotes the user's
 // last message, and shows off markdown rendering. A message containing the
 // word "long" gets a long answer, to try scrolling.
+//
+// It reads only the user's own words: the task list, signals and
+// notifications the runtime adds to the prompt as user messages are not
+// requests (Message.Injected). Each showcase (question, tasks, write, plan)
+// runs once: after the result of its own call the demo either makes the
+// showcase's one next call (tasks: write the file; plan: submit it) or ends
+// with a closing sentence, whatever the result says (allowed, denied,
+// answered), so no answer brings the same call back.
 func Demo(req Request) Reply {
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
-		result := req.Messages[n-1].Content
-		switch req.lastToolName() {
-		case "write_file":
-			if req.HasTool("submit_plan") { // Plan mode: the plan is written, submit it
-				return Reply{ToolCalls: []ToolCall{{Name: "submit_plan", Args: `{"path":".parley/plans/dark-theme.md"}`}}, ChunkSize: demoChunkSize, Delay: demoDelay}
-			}
-			return Reply{Text: "Written. The card above now shows the real diff of the file. A real model would go on to build and run it.", ChunkSize: demoChunkSize, Delay: demoDelay}
-		case "submit_plan", "ask_user", "task_write", "edit_file", "execute_command":
-			return Reply{Text: "The tool answered: *" + strings.TrimSpace(result) + "* — a real model would carry on from here. Add a provider key to try it.", ChunkSize: demoChunkSize, Delay: demoDelay}
-		}
-		return demoToolAnswer(result)
+	switch i := req.LastSaid(); {
+	case i >= 0 && req.Messages[i].Role == "tool":
+		return demoAfter(req, req.toolNameOf(i), req.Messages[i].Content)
+	case i >= 0 && req.Messages[i].Role == "assistant":
+		return demoNoticed(req.Messages[i+1:])
 	}
-	if r, ok := demoAction(req); ok {
+	text := req.LastUserText()
+	if r, ok := demoAction(req, text); ok {
 		return r
 	}
-	if wantsFiles.MatchString(req.LastUserText()) && req.HasTool("find_files") {
+	if wantsFiles.MatchString(text) && req.HasTool("find_files") {
 		return Reply{
 			Text:      "Let me look at the workspace.",
 			ToolCalls: []ToolCall{{Name: "find_files", Args: `{"pattern":"**/*","maxResults":50}`}},
@@ -108,20 +116,73 @@ func Demo(req Request) Reply {
 			Delay:     demoDelay,
 		}
 	}
-	text := demoReply
-	if wantsLong.MatchString(req.LastUserText()) {
-		text = demoLong
+	reply := demoReply
+	if wantsLong.MatchString(text) {
+		reply = demoLong
 	}
 	quote := ""
-	if q := quoteOf(req.LastUserText()); q != "" {
+	if q := quoteOf(text); q != "" {
 		quote = "You wrote:\n\n> " + q + "\n\n"
 	}
 	return Reply{
-		Text:      strings.Replace(text, "{quote}", quote, 1),
+		Text:      strings.Replace(reply, "{quote}", quote, 1),
 		ChunkSize: demoChunkSize,
 		Delay:     demoDelay,
 	}
 }
+
+// demoAfter answers the result of the demo's own call to tool: the
+// showcase's next call, or its closing sentence.
+func demoAfter(req Request, tool, result string) Reply {
+	pace := func(text string) Reply { return Reply{Text: text, ChunkSize: demoChunkSize, Delay: demoDelay} }
+	result = strings.TrimSpace(result)
+	wrote := strings.HasPrefix(result, "Wrote ") // write_file's own success line
+	switch tool {
+	case "write_file":
+		switch {
+		case wrote && req.HasTool("submit_plan"): // Plan mode: the plan is written, submit it
+			return Reply{ToolCalls: []ToolCall{{Name: "submit_plan", Args: `{"path":"` + demoPlanPath + `"}`}}, ChunkSize: demoChunkSize, Delay: demoDelay}
+		case wrote:
+			return pace("Written. The card above now shows the real diff of the file. A real model would go on to build and run it.")
+		}
+		return pace("Nothing was written. The tool answered: *" + oneLine(result) + "* — a real model would take that into account and try another way. That is the end of this demo; add a provider key to try a real one.")
+	case "task_write":
+		if canWrite(req) {
+			return demoWrite("The list is pinned above the composer. Now the task in progress: I'll write the code, a small Go file; watch the card fill in as I type it.")
+		}
+		return pace("The list is pinned above the composer. A real model would now work through it, ticking tasks off as it goes. Add a provider key to try it.")
+	case "submit_plan", "ask_user", "task_update", "task_complete", "task_check", "edit_file", "execute_command":
+		return pace("The tool answered: *" + oneLine(result) + "* — a real model would carry on from here. Add a provider key to try it.")
+	}
+	return demoToolAnswer(result)
+}
+
+// demoNoticed answers a turn in which only the runtime spoke (a
+// notification or a state change woke the run): there is nothing of the
+// user's to act on, and the markup is not shown as if the user had written
+// it.
+func demoNoticed(injected []Message) Reply {
+	tag, contents := "", ""
+	for _, m := range injected {
+		if t, c, ok := m.element(); ok && tag != "notification" {
+			tag, contents = t, c // a notification says most; the task list comes on every call
+		}
+	}
+	text := "Something changed in this chat while I waited. The demo acts only on your own messages; a real model would take it into account."
+	if tag == "notification" {
+		text = "A notification arrived in this chat"
+		if q := quoteOf(contents); q != "" {
+			text += ":\n\n> " + q + "\n\n"
+		} else {
+			text += ". "
+		}
+		text += "A real model would read it and decide whether it needs you; the demo acts only on your own messages."
+	}
+	return Reply{Text: text, ChunkSize: demoChunkSize, Delay: demoDelay}
+}
+
+// oneLine keeps a tool's answer on one line, for quoting it in emphasis.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // demoToolAnswer answers from a tool result, as a real model would.
 func demoToolAnswer(result string) Reply {
@@ -161,7 +222,7 @@ const demoReply = "**Hello! This is Parley's demo mode.** The replies here are s
 	"| **Stop** while a reply streams | the partial reply is kept, marked stopped |\n" +
 	"| a message with the word *files* | a tool call that lists your workspace, streamed into a card |\n" +
 	"| a message with the word *question* | a question to answer (`ask_user`) |\n" +
-	"| a message with the word *tasks* | a task list pinned above the composer |\n" +
+	"| a message with the word *tasks* | a task list pinned above the composer, then a file written for its task |\n" +
 	"| the word *plan*, in **Plan** mode | a plan for your approval (`submit_plan`) |\n" +
 	"| a message with the word *write* | a file written live into its card, after your approval |\n\n" +
 	"Code is highlighted and has a copy button:\n\n" +

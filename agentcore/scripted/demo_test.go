@@ -1,6 +1,8 @@
 package scripted
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -106,7 +108,7 @@ func TestDemoHumanInTheLoop(t *testing.T) {
 	if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "write_file" || !strings.Contains(r.ToolCalls[0].Args, ".parley/plans/dark-theme.md") {
 		t.Fatalf("plan: %+v", r.ToolCalls)
 	}
-	plan.Messages = append(plan.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "w", Name: "write_file"}}}, Message{Role: "tool", ToolCallID: "w", Content: "{}"})
+	plan.Messages = append(plan.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "w", Name: "write_file"}}}, Message{Role: "tool", ToolCallID: "w", Content: "Wrote .parley/plans/dark-theme.md (300 bytes, created)"})
 	if r := Demo(plan); len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "submit_plan" {
 		t.Errorf("after writing the plan: %+v", r.ToolCalls)
 	}
@@ -119,8 +121,154 @@ func TestDemoLiveEdit(t *testing.T) {
 	if len(reply.ToolCalls) != 1 || reply.ToolCalls[0].Name != "write_file" || !strings.Contains(reply.ToolCalls[0].Args, "parley-demo/hello.go") || reply.Delay == 0 {
 		t.Fatalf("edit demo: %+v", reply)
 	}
-	r.Messages = append(r.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "w", Name: "write_file"}}}, Message{Role: "tool", ToolCallID: "w", Content: "Wrote"})
+	r.Messages = append(r.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "w", Name: "write_file"}}}, Message{Role: "tool", ToolCallID: "w", Content: "Wrote parley-demo/hello.go (190 bytes, created)"})
 	if after := Demo(r); len(after.ToolCalls) != 0 || !strings.Contains(after.Text, "diff") {
 		t.Fatalf("after the write: %+v", after)
+	}
+}
+
+// offer is a demo request for text that offers tools.
+func offer(text string, tools ...string) Request {
+	r := demoRequest(text)
+	for _, n := range tools {
+		r.Tools = append(r.Tools, Tool{Type: "function", Function: Function{Name: n}})
+	}
+	return r
+}
+
+// taskList is the task lane as the runtime appends it after every step: a
+// user message, the list's text naming what to write.
+const taskList = "<current-task-list version=\"1\">\n  ✓ [completed] {id: read} Read the request\n" +
+	"  ▸ [in_progress] {id: write} Write the code\n  ○ [pending] {id: test} Run the tests\n</current-task-list>"
+
+func TestInjected(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{taskList, true},
+		{`<task-list-update version="2">  + {id: x} [pending] Write a file</task-list-update>`, true},
+		{`<notification id="n1" kind="build" priority="high">Build failed: write error</notification>`, true},
+		{`<state id="file" />`, true},
+		{"  <system-reminder>Write less.</system-reminder>\n", true},
+		{"please write a file", false},
+		{"<b>write</b> it", false},
+		{"<b>write</i>", false},
+		{"<a><b>nested</b></a>", false}, // contents are escaped in what the runtime adds
+		{"x < y and y > z", false},
+		{"", false},
+	} {
+		if got := (Message{Role: "user", Content: tc.text}).Injected(); got != tc.want {
+			t.Errorf("Injected(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	if (Message{Role: "tool", Content: taskList}).Injected() {
+		t.Error("a tool result counted as injected")
+	}
+}
+
+// The demo acts on the user's own words, never on the task list, a signal
+// or a notification the runtime added after them.
+func TestDemoReadsOnlyTheUsersWords(t *testing.T) {
+	req := offer("hello there", "write_file", "task_write", "ask_user")
+	req.Messages = append(req.Messages, Message{Role: "user", Content: taskList},
+		Message{Role: "user", Content: `<system-reminder>Ask the user a question.</system-reminder>`})
+	if got := req.LastUserText(); got != "hello there" {
+		t.Fatalf("LastUserText = %q", got)
+	}
+	r := Demo(req)
+	if len(r.ToolCalls) != 0 || !strings.Contains(r.Text, "> hello there") || strings.Contains(r.Text, "current-task-list") {
+		t.Fatalf("reply to the user's words: %+v", r)
+	}
+
+	// A notification wakes the run after the demo's last reply: nothing of
+	// the user's is new, and neither the old words nor the tag are acted on.
+	req = offer("ask me a question", "ask_user")
+	req.Messages = append(req.Messages,
+		Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "q", Name: "ask_user"}}},
+		Message{Role: "tool", ToolCallID: "q", Content: "User answered: Dark"},
+		Message{Role: "assistant", Content: "The tool answered: *User answered: Dark*."},
+		Message{Role: "user", Content: `<notification id="n1" kind="build">Build &lt;main&gt; failed</notification>`},
+		Message{Role: "user", Content: taskList})
+	r = Demo(req)
+	if len(r.ToolCalls) != 0 || !strings.Contains(r.Text, "Build <main> failed") || strings.Contains(r.Text, "<notification") {
+		t.Fatalf("reply to a notification: %+v", r)
+	}
+}
+
+// Every showcase runs once and ends, whatever the user answers: the loop
+// plays the runtime (each call's result, then the task list appended as a
+// user message, as on every model call) until the demo stops calling tools.
+func TestDemoShowcasesEndAfterOnePass(t *testing.T) {
+	build := []string{"write_file", "task_write", "ask_user", "find_files"}
+	plan := []string{"write_file", "submit_plan", "ask_user", "task_write"}
+	allow := func(c ToolCall) string {
+		switch c.Name {
+		case "write_file":
+			return "Wrote parley-demo/hello.go (190 bytes, created)"
+		case "task_write":
+			return "Tasks updated: 3 tasks."
+		case "submit_plan":
+			return "Plan approved. Proceed with implementation following the approved plan."
+		}
+		return "User answered: Dark"
+	}
+	deny := func(c ToolCall) string {
+		switch c.Name {
+		case "write_file":
+			return "The user denied this tool call; write_file was not run. Their reason: please write it elsewhere"
+		}
+		return allow(c)
+	}
+	changes := func(c ToolCall) string {
+		if c.Name == "submit_plan" {
+			return "Plan was not approved. The user wants revisions.\n\nUser feedback: write more tasks"
+		}
+		return allow(c)
+	}
+	for _, tc := range []struct {
+		name, words string
+		tools       []string
+		answer      func(ToolCall) string
+		want        []string // the calls, in order
+		closing     string
+	}{
+		{"tasks, allowed", "Break this into tasks please", build, allow, []string{"task_write", "write_file"}, "Written."},
+		{"tasks, denied", "Break this into tasks please", build, deny, []string{"task_write", "write_file"}, "Nothing was written"},
+		{"write, allowed", "write me a file", build, allow, []string{"write_file"}, "Written."},
+		{"write, denied", "write me a file", build, deny, []string{"write_file"}, "Nothing was written"},
+		{"question", "ask me a question about tasks", build, allow, []string{"ask_user"}, "User answered: Dark"},
+		{"plan, approved", "make a plan", plan, allow, []string{"write_file", "submit_plan"}, "Plan approved"},
+		{"plan, not written", "make a plan", plan, deny, []string{"write_file"}, "Nothing was written"},
+		{"plan, changes requested", "make a plan", plan, changes, []string{"write_file", "submit_plan"}, "write more tasks"},
+		{"tasks without write_file", "list the tasks", []string{"task_write"}, allow, []string{"task_write"}, "pinned above the composer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			history := offer(tc.words, tc.tools...)
+			var calls []string
+			for step := 0; ; step++ {
+				if step > 5 {
+					t.Fatalf("no end after %d calls: %v", step, calls)
+				}
+				req := history
+				req.Messages = append(append([]Message(nil), history.Messages...), Message{Role: "user", Content: taskList})
+				r := Demo(req)
+				if len(r.ToolCalls) == 0 {
+					if !strings.Contains(r.Text, tc.closing) {
+						t.Errorf("closing %q lacks %q", r.Text, tc.closing)
+					}
+					break
+				}
+				c := r.ToolCalls[0]
+				c.ID = fmt.Sprintf("call%d", step)
+				calls = append(calls, c.Name)
+				history.Messages = append(history.Messages,
+					Message{Role: "assistant", Content: r.Text, ToolCalls: []ToolCall{c}},
+					Message{Role: "tool", ToolCallID: c.ID, Content: tc.answer(c)})
+			}
+			if !slices.Equal(calls, tc.want) {
+				t.Errorf("calls %v, want %v", calls, tc.want)
+			}
+		})
 	}
 }

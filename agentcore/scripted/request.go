@@ -3,6 +3,8 @@ package scripted
 import (
 	"encoding/json"
 	"fmt"
+	"html"
+	"regexp"
 	"strings"
 )
 
@@ -46,14 +48,58 @@ type Function struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// LastUserText is the text of the last user message, or "".
+// LastUserText is the text of the last message the user wrote, or "".
+// User messages the runtime adds (see Injected) are not the user's words.
 func (r Request) LastUserText() string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return r.Messages[i].Content
+		if m := r.Messages[i]; m.Role == "user" && !m.Injected() {
+			return m.Content
 		}
 	}
 	return ""
+}
+
+// LastSaid is the index of the last message that is not the runtime's
+// (system messages and Injected user messages), or -1. Its role tells a
+// scripted model what it answers: the user's words ("user"), the result of
+// its own call ("tool"), or nothing new of anyone's ("assistant": only the
+// runtime spoke since, e.g. a notification woke the run).
+func (r Request) LastSaid() int {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		switch m := r.Messages[i]; {
+		case m.Role == "system", m.Role == "developer", m.Role == "user" && m.Injected():
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// xmlElement is one whole XML element: a name, attributes, and either "/>"
+// or text without markup up to its closing tag. Signals, state lanes and
+// notifications reach the model so (agentcore's Signal.XML, the task lane),
+// their contents escaped.
+var xmlElement = regexp.MustCompile(`^<([A-Za-z_][A-Za-z0-9_.-]*)(?:\s[^<>]*)?(?:/>|>([^<]*)</([A-Za-z_][A-Za-z0-9_.-]*)>)$`)
+
+// Injected reports whether a user message is one the runtime added rather
+// than words the user wrote: a signal, a state lane (the task list) or a
+// notification, which the model reads as one XML element. A user's plain
+// message, also one sent to a running agent, is never one.
+func (m Message) Injected() bool {
+	_, _, ok := m.element()
+	return ok
+}
+
+// element splits an injected message into its tag and its text contents.
+func (m Message) element() (tag, contents string, ok bool) {
+	if m.Role != "user" {
+		return "", "", false
+	}
+	sub := xmlElement.FindStringSubmatch(strings.TrimSpace(m.Content))
+	if sub == nil || (sub[3] != "" && sub[3] != sub[1]) {
+		return "", "", false
+	}
+	return sub[1], html.UnescapeString(sub[2]), true
 }
 
 // HasTool reports whether the request offers a tool named name.
