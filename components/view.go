@@ -14,8 +14,17 @@ type Page struct {
 	Chat    *Chat // nil: the "new chat" screen
 	Banner  Banner
 	// Models offered by the model picker (provider/model strings).
-	Models       []string
-	DefaultModel string
+	Models []string
+	// Welcome is the new-chat screen's form, shown when Chat is nil.
+	Welcome WelcomeForm
+}
+
+// WelcomeForm is what the new-chat screen holds: the model, and after a
+// refused start the message as typed and why nothing was started.
+type WelcomeForm struct {
+	Text  string
+	Model string
+	Error string
 }
 
 // Banner explains the app's mode, e.g. scripted demo replies.

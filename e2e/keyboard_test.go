@@ -111,9 +111,9 @@ func TestShortcuts(t *testing.T) {
 
 	before := len(p.threads())
 	press(pg, input.KeyO, input.ControlLeft, input.ShiftLeft)
-	waitJS(t, pg, `() => location.pathname.startsWith('/t/') && location.pathname !== '/t/`+id+`'`)
-	if n := len(p.threads()); n != before+1 {
-		t.Fatalf("%d threads after Ctrl+Shift+O, want %d", n, before+1)
+	waitJS(t, pg, `() => location.pathname === '/' && document.querySelector('.welcome textarea[name=text]') !== null`)
+	if n := len(p.threads()); n != before {
+		t.Fatalf("%d threads after Ctrl+Shift+O, want %d: a new chat is stored with its first message", n, before)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,17 +23,25 @@ import (
 )
 
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	s.welcome(w, r, http.StatusOK, components.WelcomeForm{Model: s.defaultModel()})
+}
+
+// welcome renders the new-chat screen holding f.
+func (s *Server) welcome(w http.ResponseWriter, r *http.Request, status int, f components.WelcomeForm) {
 	sb, err := s.sidebar(r.Context(), "")
 	if err != nil {
 		s.httpError(w, r, err)
 		return
 	}
-	model := ""
+	s.render(w, r, status, components.Page{Sidebar: sb, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(f.Model), Welcome: f})
+}
+
+// defaultModel is the model a new chat uses unless it picks another.
+func (s *Server) defaultModel() string {
 	if a, err := s.rt.Agent(""); err == nil {
-		model = a.Model
+		return a.Model
 	}
-	p := components.Page{Sidebar: sb, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(model), DefaultModel: model}
-	s.render(w, r, p)
+	return ""
 }
 
 func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
@@ -56,11 +65,12 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	s.render(w, r, components.Page{Sidebar: sb, Chat: &c, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(c.Model)})
+	s.render(w, r, http.StatusOK, components.Page{Sidebar: sb, Chat: &c, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(c.Model)})
 }
 
-func (s *Server) render(w http.ResponseWriter, r *http.Request, p components.Page) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, p components.Page) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
 	ctx := r.Context()
 	if p.Chat != nil {
 		ctx = components.WithInboxInChatStream(ctx) // the chat's stream carries it
@@ -76,8 +86,11 @@ func (s *Server) codeCSS(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, codeCSS())
 }
 
-// createThread starts a chat from a plain form (works without script):
-// optional first message and model, then a redirect to the thread.
+// createThread starts a chat from the welcome screen's plain form (works
+// without script): the chat is stored with its first message, then the
+// browser goes to it. A start that cannot be made (no message, a model that
+// cannot be used, a send that fails) stores nothing: the welcome screen
+// comes back with the message as typed and the reason, as text.
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if err := r.ParseForm(); err != nil {
@@ -86,10 +99,16 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	}
 	text := r.PostFormValue("text")
 	model := strings.TrimSpace(r.PostFormValue("model"))
+	form := components.WelcomeForm{Text: text, Model: cmp.Or(model, s.defaultModel())}
+	refused := func(reason string) { form.Error = reason; s.welcome(w, r, http.StatusUnprocessableEntity, form) }
+	if strings.TrimSpace(text) == "" {
+		refused("Write a message first: a chat starts with its first message.")
+		return
+	}
 	t := agentcore.Thread{ResourceID: defaultResource}
-	if a, err := s.rt.Agent(""); err == nil && model != "" && model != a.Model {
+	if model != "" && model != s.defaultModel() {
 		if err := s.cfg.CheckModel(model); err != nil {
-			s.httpError(w, r, fmt.Errorf("%w: model %s: %v", errBadRequest, model, err))
+			refused(fmt.Sprintf("Model “%s” cannot be used: %s", model, strings.TrimPrefix(err.Error(), "llm: ")))
 			return
 		}
 		t.Metadata = chat.Metadata(chat.Settings{Model: model})
@@ -99,11 +118,15 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	if strings.TrimSpace(text) != "" {
-		if _, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, Text: text}); err != nil {
-			s.httpError(w, r, err)
-			return
+	if _, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, Text: text}); err != nil {
+		// Nothing was started: the chat would stay behind empty.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWait)
+		defer cancel()
+		if derr := s.rt.DeleteThread(cleanup, t.ID); derr != nil {
+			s.log.Warn("remove the chat of a failed start", "thread", t.ID, "err", derr)
 		}
+		refused("Not sent: " + err.Error())
+		return
 	}
 	http.Redirect(w, r, components.ThreadURL(t.ID), http.StatusSeeOther)
 }
