@@ -6,6 +6,8 @@ package components
 import (
 	"fmt"
 	"strings"
+
+	"github.com/a-h/templ"
 )
 
 // Page is the whole app page.
@@ -130,7 +132,27 @@ type Message struct {
 	// notification, a state update, a reminder), shown as one line.
 	Signal *SignalLine
 	Usage  *Usage // tokens and cost of a reply that recorded them
+	// Live: a reply being written. Its body has an id and is left alone
+	// when the message is morphed (data-ignore-morph): the stream patches
+	// the pieces inside it on their own (ui's liveReply).
+	Live bool
+	// Shell: render the message without its body's content or cursor
+	// (with Live, a morph of it changes everything but the body).
+	Shell bool
 }
+
+func bodyAttrs(m Message) templ.Attributes {
+	if !m.Live {
+		return nil
+	}
+	return templ.Attributes{"id": BodyID(m.ID), "data-ignore-morph": true}
+}
+
+// BodyID is the DOM id of a reply's body while it is written.
+func BodyID(id string) string { return "body-" + id }
+
+// CursorID is the DOM id of a reply's streaming cursor.
+func CursorID(id string) string { return "cursor-" + id }
 
 // MsgID is the DOM id of a message.
 func MsgID(id string) string { return "msg-" + id }
@@ -171,6 +193,14 @@ type Part struct {
 	HTML      string    // sanitised markdown, when Tool and Reasoning are empty
 	Reasoning string    // the model's reasoning, shown collapsed
 	Tool      *ToolCard // a tool call
+	ID        string    // the reasoning's DOM id in a reply being written
+}
+
+func partAttrs(p Part) templ.Attributes {
+	if p.ID == "" {
+		return nil
+	}
+	return templ.Attributes{"id": p.ID}
 }
 
 // ToolCard is one tool call as the transcript shows it.

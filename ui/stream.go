@@ -39,7 +39,7 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 	inboxWatch := s.inboxes.Watch()
 	defer inboxWatch.Close()
 
-	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}}
+	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}, live: map[string]*liveReply{}}
 	// Subscribed first, then the full state: nothing between the page load
 	// and this moment is lost, and what comes twice is idempotent.
 	if err := v.full(ctx); err != nil {
@@ -97,8 +97,9 @@ type chatStream struct {
 	id    string
 	at    string // the message the chat opened on (a search hit): full shows its page
 	sse   *datastar.ServerSentEventGenerator
-	shown map[string]bool // message ids in the browser's #messages
-	args  argPreview      // parsers of tool calls being written
+	shown map[string]bool       // message ids in the browser's #messages
+	args  argPreview            // parsers of tool calls being written
+	live  map[string]*liveReply // replies being written, as the page holds them
 
 	added    []string        // messages to append, in order
 	changed  map[string]bool // messages to re-render
@@ -229,6 +230,12 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 		v.shown[id] = true
 		delete(v.changed, id)
+		if running && live.MessageID == id {
+			if err := v.showLive(m, live, true); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running, &v.args)),
 			datastar.WithSelectorID("messages"), datastar.WithModeAppend()); err != nil {
 			return err
@@ -239,18 +246,29 @@ func (v *chatStream) flush(ctx context.Context) error {
 			continue
 		}
 		m := agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
-		if !running || live.MessageID != id {
-			var err error
-			if m, err = v.s.rt.GetMessage(ctx, id); errors.Is(err, agentcore.ErrNotFound) {
-				// Taken back (a queued message the user edits again).
-				delete(v.shown, id)
-				if err := v.sse.RemoveElementByID(components.MsgID(id)); err != nil {
-					return err
-				}
-				continue
-			} else if err != nil {
-				continue
+		if running && live.MessageID == id {
+			if err := v.showLive(m, live, false); err != nil {
+				return err
 			}
+			continue
+		}
+		m, err := v.s.rt.GetMessage(ctx, id)
+		if errors.Is(err, agentcore.ErrNotFound) {
+			// Taken back (a queued message the user edits again).
+			delete(v.shown, id)
+			delete(v.live, id)
+			if err := v.sse.RemoveElementByID(components.MsgID(id)); err != nil {
+				return err
+			}
+			continue
+		} else if err != nil {
+			continue
+		}
+		if lr := v.live[id]; lr != nil {
+			if err := v.finishLive(lr, m); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := v.sse.PatchElementTempl(components.MessageView(v.s.messageView(m, live, running, &v.args))); err != nil {
 			return err

@@ -26,28 +26,57 @@ const (
 // calls as cards. partial gives the live argument preview of calls still
 // being written (nil: none).
 func replyParts(threadID string, c agentcore.Content, prev *argPreview) []components.Part {
-	var out []components.Part
+	pieces := replyPieces(threadID, c, prev)
+	out := make([]components.Part, len(pieces))
+	for i, p := range pieces {
+		out[i] = p.view
+		if p.kind == pieceText {
+			out[i].HTML = markdown.Render(p.text)
+		}
+	}
+	return out
+}
+
+// A piece is one part of a reply as the page shows it: its text still
+// Markdown, so that a reply being written can render it in pieces
+// (liveReply), everything else ready to render.
+type piece struct {
+	kind string
+	key  string // what identifies it across frames: the call id of a card
+	text string // pieceText: the Markdown
+	view components.Part
+}
+
+const (
+	pieceText      = "text"
+	pieceReasoning = "reasoning"
+	pieceSource    = "source"
+	pieceTool      = "tool"
+)
+
+func replyPieces(threadID string, c agentcore.Content, prev *argPreview) []piece {
+	var out []piece
 	for _, p := range c.Parts {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
-				out = append(out, components.Part{HTML: markdown.Render(p.Text)})
+				out = append(out, piece{kind: pieceText, text: p.Text})
 			}
 		case "reasoning":
 			if p.Text != "" {
-				out = append(out, components.Part{Reasoning: p.Text})
+				out = append(out, piece{kind: pieceReasoning, view: components.Part{Reasoning: p.Text}})
 			}
 		case "source":
 			if p.Source != nil && p.Source.URL != "" {
 				title := cmp.Or(p.Source.Title, p.Source.URL)
 				link := "[" + strings.NewReplacer("[", "\\[", "]", "\\]").Replace(title) + "](<" + p.Source.URL + ">)"
-				out = append(out, components.Part{HTML: `<div class="source">` + markdown.Render("Source: "+link) + `</div>`})
+				out = append(out, piece{kind: pieceSource, view: components.Part{HTML: `<div class="source">` + markdown.Render("Source: "+link) + `</div>`}})
 			}
 		case "tool-invocation":
 			if p.ToolInvocation != nil {
 				card := toolCard(p.ToolInvocation, prev)
 				card.ThreadID = threadID
-				out = append(out, components.Part{Tool: card})
+				out = append(out, piece{kind: pieceTool, key: card.CallID, view: components.Part{Tool: card}})
 			}
 		}
 	}

@@ -84,6 +84,19 @@ func (s *Server) threadModel(t agentcore.Thread) string {
 // prev keeps the argument parsers of calls still being written across
 // frames, so each frame parses only the new bytes; nil parses from scratch.
 func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running bool, prev *argPreview) components.Message {
+	v, content, reply := s.messageShell(m, live, running)
+	if reply {
+		if prev == nil {
+			prev = &argPreview{}
+		}
+		v.Parts = replyParts(m.ThreadID, content, prev)
+	}
+	return v
+}
+
+// messageShell is messageView without an assistant reply's parts: it
+// returns the content they come from and whether the message has them.
+func (s *Server) messageShell(m agentcore.Message, live agentcore.Live, running bool) (components.Message, agentcore.Content, bool) {
 	if running && live.MessageID == m.ID {
 		m.Content, m.Status = live.Content, agentcore.StatusStreaming
 	}
@@ -92,18 +105,14 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 	if sig, ok := agentcore.SignalOf(m); ok {
 		if sig.Type != agentcore.SignalUser {
 			v.Signal = signalLine(sig)
-			return v
+			return v, m.Content, false
 		}
 		v.Role, v.Badge = string(agentcore.RoleUser), signalBadge(sig, m.Status)
 		v.CanEdit = m.Status == agentcore.StatusQueued
 	}
-	if v.Role == string(agentcore.RoleUser) {
+	reply := v.Role != string(agentcore.RoleUser)
+	if !reply {
 		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
-	} else {
-		if prev == nil {
-			prev = &argPreview{}
-		}
-		v.Parts = replyParts(m.ThreadID, m.Content, prev)
 	}
 	meta := m.Content.Metadata
 	v.Model, _ = meta["model"].(string)
@@ -138,7 +147,7 @@ func (s *Server) messageView(m agentcore.Message, live agentcore.Live, running b
 		// ago; the final write is on its way.
 		v.Status = string(agentcore.StatusComplete)
 	}
-	return v
+	return v, m.Content, reply
 }
 
 // when is a compact timestamp for the sidebar.

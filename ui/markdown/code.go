@@ -104,6 +104,9 @@ func codeBodies(doc ast.Node, src []byte, policy *bluemonday.Policy) []string {
 // chroma's regexp lexers plus sanitising thousands of token spans are most
 // of a render's cost.
 func codeHTML(cb codeBlock, policy *bluemonday.Policy) string {
+	if len(cb.code) > highlightLimit {
+		cb.lang = ""
+	}
 	key := cb.lang + "\x00" + cb.code
 	if s, ok := highlighted.get(key); ok {
 		return s

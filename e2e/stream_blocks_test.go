@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod/lib/input"
+
+	"parley/agentcore/scripted"
+)
+
+// blocksReply has every Markdown construct the renderer supports, with
+// code that highlights, code that does not, and a block comment that
+// highlights differently line by line.
+const blocksReply = "# A heading\n\nSome *emphasis*, **strong**, `code`, ~~gone~~ and a [link](https://example.com).\nA hard break.\n\n" +
+	"- one\n- two\n  - nested\n- [x] done\n\n1. first\n2. second\n\n" +
+	"> a quote\n> more of it\n\n" +
+	"| name | value |\n|:-----|------:|\n| a | 1 |\n| b | 2 |\n\n" +
+	"```go\npackage main\n\n/* a comment\n   over lines */\nfunc main() {\n\tprintln(`raw\nstring`)\n}\n```\n\n" +
+	"    indented code\n    more of it\n\n" +
+	"Setext\n------\n\n---\n\n~~~\nplain fence\n~~~\n\n<b>not bold</b> & done.\n\n```python\ndef unclosed():\n    return 1"
+
+// bodyHTML is the reply's body as it lays out: the live wrappers (display:
+// contents) unwrapped and adjacent text merged.
+const bodyHTML = `() => {
+	const b = document.querySelector('#messages .msg-assistant .msg-body').cloneNode(true);
+	for (const w of b.querySelectorAll('.md-live, .md-open')) w.replaceWith(...w.childNodes);
+	b.normalize();
+	return b.innerHTML;
+}`
+
+// bodyHeight is the reply's body's height once the page has settled.
+const bodyHeight = `async () => {
+	await document.fonts.ready;
+	await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+	return document.querySelector('#messages .msg-assistant .msg-body').getBoundingClientRect().height;
+}`
+
+// A reply streamed in pieces (finished blocks appended, the open block
+// replaced, code line by line) ends as the page shows it after a reload,
+// which renders it whole: the same HTML and the same height, whatever the
+// size of the deltas.
+func TestStreamedReplyEqualsReload(t *testing.T) {
+	p := startParley(t)
+	for _, chunk := range []int{1, 5, 64} {
+		id := p.newThread()
+		p.Model.Push(scripted.Reply{Text: blocksReply, ChunkSize: chunk, Delay: time.Millisecond})
+		pg := p.page("/t/" + id)
+		pg.MustElement("#draft").MustInput("show me everything")
+		pg.Keyboard.MustType(input.Enter)
+		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+		streamed := evalString(pg, bodyHTML)
+		streamedHeight := pg.MustEval(bodyHeight).Num()
+		if n := pg.MustEval(`() => document.querySelectorAll('#messages .cursor, #messages [id$="-tail"]').length`).Int(); n != 0 {
+			t.Fatalf("chunk %d: %d cursors or code tails left after the reply ended", chunk, n)
+		}
+		pg.MustReload()
+		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+		whole := evalString(pg, bodyHTML)
+		wholeHeight := pg.MustEval(bodyHeight).Num()
+		if streamed != whole {
+			t.Fatalf("chunk %d: the streamed reply differs from the reloaded one:\nstreamed %s\n   whole %s", chunk, streamed, whole)
+		}
+		if streamedHeight != wholeHeight {
+			t.Fatalf("chunk %d: the streamed reply is %.1f px high, the reloaded one %.1f px", chunk, streamedHeight, wholeHeight)
+		}
+		pg.MustClose()
+	}
+}

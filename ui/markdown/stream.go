@@ -1,0 +1,427 @@
+package markdown
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// A Stream renders one text that grows while a page shows it, so that
+// each new piece costs about its own size, not the size of everything
+// before it. The page holds the text as
+//
+//	<div class="md-live" id="ID">
+//	  …finished blocks…
+//	  <div class="md-open" id="ID-oN">…the open block…</div>
+//	</div>
+//
+// (both display: contents, so the page lays it out as the bare blocks
+// Render returns). A block is finished once the next one has begun: a
+// top-level Markdown block never changes after that, so it is rendered
+// once and inserted before the open wrapper; only the open block (the
+// paragraph, list, table or quote still being written) is rendered again
+// and replaces the wrapper. An open code block goes line by line: its
+// complete lines are appended to its code element, before a span holding
+// the line still being typed. When the text is complete, Finish renders
+// what remains: the page then shows exactly Render(text), blocks for
+// blocks (TestStreamEqualsRender cuts every construct at every byte).
+//
+// Two things make a text render whole on every call instead: a link
+// reference definition (it turns "[x]" in blocks already shown into
+// links), and a text that does not continue the last one (a reply
+// rewritten). The page stays right; only the saving is lost.
+//
+// A Stream is not safe for concurrent use.
+type Stream struct {
+	id    string // the container's id; the wrapper and tail ids derive from it
+	src   string // the text of the last call
+	done  int    // src[:done] is on the page as finished blocks
+	n     int    // the open wrapper is ID-o<n>
+	open  string // the open wrapper's content as last sent
+	whole bool   // render the whole text every time (a link reference)
+	code  *openCode
+}
+
+// Mode says what an Op does to the element with its ID.
+type Mode int
+
+const (
+	Before  Mode = iota // insert HTML before it
+	After               // insert HTML after it
+	Replace             // replace it with HTML
+	Remove              // remove it
+)
+
+// An Op is one change to the page.
+type Op struct {
+	Mode Mode
+	ID   string
+	HTML string
+}
+
+// NewStream returns a Stream for the element id, which must be a valid
+// HTML id and CSS identifier (Parley's ids are).
+func NewStream(id string) *Stream { return &Stream{id: id} }
+
+// Shell is the empty frame of a new Stream: the page receives it first,
+// then the operations of Next.
+func (s *Stream) Shell() string {
+	return `<div class="md-live" id="` + s.id + `">` + s.wrapper("") + `</div>`
+}
+
+func (s *Stream) openID() string { return s.id + "-o" + strconv.Itoa(s.n) }
+func (s *Stream) tailID() string { return s.openID() + "-tail" }
+
+func (s *Stream) wrapper(inner string) string {
+	return `<div class="md-open" id="` + s.openID() + `">` + inner + `</div>`
+}
+
+// Next brings the page from the text of the last call to text.
+func (s *Stream) Next(text string) []Op {
+	if s.whole || !strings.HasPrefix(text, s.src) {
+		return s.restart(text)
+	}
+	s.src = text
+	var ops []Op
+	if s.code != nil {
+		ops = s.codeLines(false)
+		if s.code != nil {
+			return ops
+		}
+	}
+	tail := text[s.done:]
+	complete := tail[:strings.LastIndexByte(tail, '\n')+1]
+	doc, refs := parse(complete)
+	if refs || hasReferenceDefinition(tail[len(complete):]) {
+		s.whole = true
+		return s.restart(text)
+	}
+	if last := doc.LastChild(); last != nil {
+		// Everything before the last block is finished (before the first
+		// block there are only blank lines, which render as nothing).
+		if b := lineStart(complete, last.Pos()); b > 0 {
+			if finished := Render(tail[:b]); finished != "" {
+				ops = append(ops, Op{Before, s.openID(), finished})
+			}
+			s.done += b
+			tail = tail[b:]
+		}
+		if isCode(last) && last.Pos() >= 0 {
+			return append(ops, s.startCode(last.Kind() == ast.KindFencedCodeBlock, codeLang(last, []byte(complete)))...)
+		}
+	}
+	return append(ops, s.replaceOpen(Render(tail))...)
+}
+
+// Finish brings the page to the whole of text, which is complete: nothing
+// is open any more, and the page shows Render(text).
+func (s *Stream) Finish(text string) []Op {
+	if s.whole || !strings.HasPrefix(text, s.src) {
+		return s.restart(text)
+	}
+	s.src = text
+	var ops []Op
+	if s.code != nil {
+		ops = s.codeLines(true)
+		if s.code != nil { // cannot happen: a complete text closes every block
+			return s.restart(text)
+		}
+	}
+	if _, refs := parse(text[s.done:]); refs {
+		s.whole = true
+		return s.restart(text)
+	}
+	rest := Render(text[s.done:])
+	if rest == "" {
+		// Nothing is open: the empty wrapper goes, so that the last block
+		// is the last thing on the page, as in Render's.
+		s.open = ""
+		return append(ops, Op{Remove, s.openID(), ""})
+	}
+	return append(ops, s.replaceOpen(rest)...)
+}
+
+func (s *Stream) replaceOpen(open string) []Op {
+	if open == s.open {
+		return nil
+	}
+	s.open = open
+	return []Op{{Replace, s.openID(), s.wrapper(open)}}
+}
+
+// restart replaces the container with the whole text in one open wrapper.
+func (s *Stream) restart(text string) []Op {
+	s.src, s.done, s.code = text, 0, nil
+	s.n++
+	s.open = Render(text)
+	if !s.whole {
+		if _, refs := parse(text); refs {
+			s.whole = true
+		}
+	}
+	return []Op{{Replace, s.id, `<div class="md-live" id="` + s.id + `">` + s.wrapper(s.open) + `</div>`}}
+}
+
+// parse parses src and says whether it defines a link reference.
+func parse(src string) (ast.Node, bool) {
+	p := pipelineOnce()
+	source := []byte(src)
+	doc := p.md.Parser().Parse(text.NewReader(source))
+	refs := false
+	for c := doc.FirstChild(); c != nil && !refs; c = c.NextSibling() {
+		_ = ast.Walk(c, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+			if n.Kind() == ast.KindLinkReferenceDefinition {
+				refs = true
+				return ast.WalkStop, nil
+			}
+			if n.Type() == ast.TypeInline {
+				return ast.WalkSkipChildren, nil
+			}
+			return ast.WalkContinue, nil
+		})
+	}
+	// Definitions are taken out of the tree, but a reference resolved
+	// against one leaves a trace; the raw text is the safe test.
+	if !refs && strings.Contains(src, "]:") {
+		refs = hasReferenceDefinition(src)
+	}
+	return doc, refs
+}
+
+// hasReferenceDefinition says whether src holds a line that starts like a
+// link reference definition ("[label]:" after at most three spaces of
+// indentation, possibly inside a quote or a list item). It is generous: a
+// false yes only costs the incremental saving.
+func hasReferenceDefinition(src string) bool {
+	for line := range strings.Lines(src) {
+		l := strings.TrimLeft(line, " \t>-*+0123456789.)")
+		if strings.HasPrefix(l, "[") && strings.Contains(l, "]:") {
+			return true
+		}
+	}
+	return false
+}
+
+// lineStart is the offset of the start of the line holding pos.
+func lineStart(src string, pos int) int {
+	if pos <= 0 || pos > len(src) {
+		return 0
+	}
+	return strings.LastIndexByte(src[:pos], '\n') + 1
+}
+
+func isCode(n ast.Node) bool {
+	return n.Kind() == ast.KindFencedCodeBlock || n.Kind() == ast.KindCodeBlock
+}
+
+// highlightLimit is the largest code block that is highlighted; a bigger
+// one is shown as plain text, as editors and code hosts do, because
+// highlighting costs about 3 ms per KiB.
+const highlightLimit = 64 << 10
+
+// openCode is a top-level code block still being written.
+type openCode struct {
+	fence  []byte // the opening fence line, nil for an indented block
+	char   byte   // the fence's character
+	length int    // the fence's length
+	start  int    // src offset of the block's first line
+	next   int    // src offset of the first line not yet on the page
+	lang   string
+	hl     bool // highlighted (lang known and the code within highlightLimit)
+	size   int  // bytes of code on the page
+	body   strings.Builder
+	tail   string // the tail span's content as sent
+}
+
+// startCode makes the open block, a code block starting at s.done, grow
+// line by line.
+func (s *Stream) startCode(fenced bool, lang string) []Op {
+	c := &openCode{start: s.done, next: s.done}
+	if fenced {
+		line := s.src[s.done:]
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		c.fence = []byte(line)
+		c.next += len(line) + 1
+		fence := strings.TrimLeft(line, " ")
+		c.char = fence[0]
+		c.length = len(fence) - len(strings.TrimLeft(fence, fence[:1]))
+		c.lang = lang
+		c.hl = lexerFor(lang) != nil
+	}
+	s.code = c
+	s.open = "" // the wrapper now holds a code block, not a rendered open part
+	return append([]Op{{Replace, s.openID(), s.wrapper(s.codeFrame(c, "", true))}}, s.codeLines(false)...)
+}
+
+// codeFrame is the block's HTML around body, with the tail span when open.
+func (s *Stream) codeFrame(c *openCode, body string, open bool) string {
+	frame := Render("```" + c.lang + "\n")
+	if c.fence == nil {
+		frame = Render("```\n")
+	}
+	i := strings.LastIndex(frame, codeEnd)
+	if open {
+		body += `<span id="` + s.tailID() + `"></span>`
+	}
+	return frame[:i] + body + frame[i:]
+}
+
+// codeLines puts the open code block's new complete lines on the page and
+// its last, incomplete line in the tail span, or, when the block has
+// ended (or final says the text is complete), closes it and opens a new
+// wrapper after it.
+func (s *Stream) codeLines(final bool) []Op {
+	c, src := s.code, s.src
+	end := strings.LastIndexByte(src, '\n') + 1 // complete lines end here
+	if final {
+		end = len(src)
+	}
+	if end < c.next {
+		end = c.next
+	}
+	// Find where the block ends, if it does, among the new lines.
+	send, closed, after := end, false, end
+	lastCode := c.next // indented: end of the last non-blank line
+	for at := c.next; at < end; {
+		lineEnd := end
+		if i := strings.IndexByte(src[at:end], '\n'); i >= 0 {
+			lineEnd = at + i + 1
+		}
+		line := []byte(src[at:lineEnd])
+		if c.fence != nil {
+			if closesFence(line, c.char, c.length) {
+				send, closed, after = at, true, lineEnd
+				break
+			}
+		} else {
+			if !util.IsBlank(line) {
+				if pos, _ := util.IndentPositionPadding(line, 0, 0, 4); pos < 0 {
+					send, closed, after = lastCode, true, lastCode
+					break
+				}
+				lastCode = lineEnd
+			}
+		}
+		at = lineEnd
+	}
+	if c.fence == nil && !closed {
+		send = lastCode // trailing blank lines wait: they belong only before more code
+		if final {
+			closed, after = true, lastCode
+		}
+	}
+	if final && !closed { // a fence left open runs to the end of the text
+		closed, after = true, len(src)
+	}
+	var ops []Op
+	if send > c.next {
+		code := s.codeText(src[c.next:send])
+		if c.hl && c.size+len(code) > highlightLimit {
+			// Too big to highlight: show what is there as plain text.
+			c.hl = false
+			c.body.Reset()
+			all := s.codeText(src[c.fence0():send])
+			c.size = len(all)
+			body := codeHTML(codeBlock{code: all}, pipelineOnce().policy)
+			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, body, true))})
+			c.tail = ""
+		} else {
+			lang := ""
+			if c.hl {
+				lang = c.lang
+			}
+			body := codeHTML(codeBlock{lang: lang, code: code}, pipelineOnce().policy)
+			c.size += len(code)
+			if c.hl {
+				c.body.WriteString(body)
+			}
+			ops = append(ops, Op{Before, s.tailID(), body})
+		}
+		c.next = send
+	}
+	if !closed {
+		tail := ""
+		if partial := src[max(end, c.next):]; partial != "" && (c.fence != nil || !util.IsBlank([]byte(partial))) {
+			lang := ""
+			if c.hl {
+				lang = c.lang
+			}
+			tail = strings.TrimSuffix(codeHTML(codeBlock{lang: lang, code: strings.TrimSuffix(s.codeText(partial), "\n")}, pipelineOnce().policy), "\n")
+		}
+		if tail != c.tail {
+			c.tail = tail
+			ops = append(ops, Op{Replace, s.tailID(), `<span id="` + s.tailID() + `">` + tail + `</span>`})
+		}
+		return ops
+	}
+	// The block is complete: src[c.start:after] is its source.
+	ops = append(ops, Op{Remove, s.tailID(), ""})
+	if c.hl {
+		code := s.codeText(src[c.fence0():send])
+		final := codeHTML(codeBlock{lang: c.lang, code: code, final: true}, pipelineOnce().policy)
+		if final != c.body.String() {
+			// A token that spans lines (a raw string, a block comment)
+			// highlights differently line by line.
+			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, final, false))})
+		}
+	}
+	s.code = nil
+	s.done = after
+	s.n++
+	s.open = ""
+	return append(ops, Op{After, s.id + "-o" + strconv.Itoa(s.n-1), s.wrapper("")})
+}
+
+// fence0 is where the block's code starts: after the fence line.
+func (c *openCode) fence0() int {
+	if c.fence != nil {
+		return c.start + len(c.fence) + 1
+	}
+	return c.start
+}
+
+// codeText is the code of the block's lines in lines, as goldmark takes it:
+// indentation removed as the fence or the indented block says.
+func (s *Stream) codeText(lines string) string {
+	c := s.code
+	var src []byte
+	skip := 0
+	if c.fence != nil {
+		src = append(append(append([]byte{}, c.fence...), '\n'), lines...)
+	} else {
+		// A first line of code, so that leading blank lines are inside.
+		src = append([]byte("    x\n"), lines...)
+		skip = 1
+	}
+	doc := pipelineOnce().md.Parser().Parse(text.NewReader(src))
+	n := doc.FirstChild()
+	if n == nil || !isCode(n) {
+		return lines // cannot happen for lines inside the block
+	}
+	var b bytes.Buffer
+	segs := n.Lines()
+	for i := skip; i < segs.Len(); i++ {
+		seg := segs.At(i)
+		b.Write(seg.Value(src))
+	}
+	return b.String()
+}
+
+// closesFence says whether line closes a fence of length or more chars.
+func closesFence(line []byte, char byte, length int) bool {
+	w, pos := util.IndentWidth(line, 0)
+	if w >= 4 {
+		return false
+	}
+	i := pos
+	for i < len(line) && line[i] == char {
+		i++
+	}
+	return i-pos >= length && util.IsBlank(line[i:])
+}

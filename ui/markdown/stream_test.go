@@ -1,0 +1,373 @@
+package markdown
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// streamCorpus holds every construct the renderer supports, alone and
+// side by side, so that cutting each at every byte crosses every kind of
+// block boundary.
+var streamCorpus = map[string]string{
+	"paragraphs":     "First paragraph with *emphasis*, **strong**, `code` and ~~gone~~.\nA hard break above.\n\nSecond paragraph.\n",
+	"headings":       "# One\n\nText.\n\n## Two ##\n\nSetext\n======\n\nAnother\n---\n\nend",
+	"lists":          "- a\n- b\n  - nested\n  - more\n- c\n\n1. one\n2. two\n\n3. three (loose)\n\n7. seven\n8. eight\n\nafter",
+	"tasks":          "- [x] done\n- [ ] todo\n\ntext",
+	"table":          "Before.\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n| 3 | 4 |\n\nAfter the table.\n",
+	"table at end":   "| a | b |\n|---|---|\n| 1 | 2 |",
+	"quote":          "> quoted\n> more\nlazy\n\n> second\n\nout",
+	"fenced go":      "Here:\n\n```go\npackage main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n```\n\nDone.\n",
+	"fenced raw":     "```go\nvar s = `multi\nline raw string`\n/* block\ncomment */\n```\nafter\n",
+	"tilde fence":    "~~~python\ndef f():\n    return 1\n~~~~\n\ntext",
+	"long fence":     "````\n```\nnot the end\n````\nend",
+	"indented fence": "  ```js\n  let x = 1;\n    let y = 2;\n  ```\nafter",
+	"unclosed":       "text\n\n```python\ndef f():\n    return 1",
+	"unknown lang":   "```nosuchlang\na < b & c\n```\n",
+	"hostile info":   "```\"><script>x\nok\n```\n",
+	"indented code":  "para\n\n    code line 1\n\n    code line 3\n\n\n\tcode with tab\n\nafter\n",
+	"indented end":   "    x := 1\n    y := 2",
+	"breaks":         "a\n\n---\n\n***\nb\n\n- - -\n",
+	"links":          "see [site](https://example.com) and www.example.com, <https://a.example/x>, me@example.com, [bad](javascript:x) ![img](https://example.com/i.png)",
+	"reference":      "A [ref] and [other][ref].\n\n[ref]: https://example.com/ref\n\nMore text [ref].\n",
+	"reference late": "Uses [x] first.\n\nThen a paragraph.\n\n[x]: https://example.com\n",
+	"html as text":   "<b>bold?</b>\n\n<div>\nblock\n</div>\n\n<script>alert(1)</script>",
+	"mixed":          "# Plan\n\n1. Read\n2. Write:\n\n   ```go\n   x := 1\n   ```\n\n3. Test\n\n> note\n\n| k | v |\n|---|---|\n| a | 1 |\n\n    indented\n\nend\n",
+	"blank lines":    "\n\n\nstart after blanks\n\n\n\nend\n\n\n",
+	"crlf":           "one\r\ntwo\r\n\r\n```\r\ncode\r\n```\r\n",
+	"escapes":        "\\*not em\\* & &amp; &copy; <>\n",
+}
+
+// TestStreamEqualsRender: whatever the deltas, the page a Stream builds
+// ends as Render of the whole text, and between deltas shows Render of the
+// text so far, except inside an open code block, whose line being typed
+// shows as typed.
+func TestStreamEqualsRender(t *testing.T) {
+	for name, doc := range streamCorpus {
+		t.Run(name, func(t *testing.T) {
+			want := normal(t, Render(doc))
+			// Cut once at every byte.
+			for k := 0; k <= len(doc); k++ {
+				p := newPage(t, "m-p0")
+				p.apply(p.s.Next(doc[:k]))
+				p.apply(p.s.Finish(doc))
+				if got := p.html(); got != want {
+					t.Fatalf("cut at %d (%q | %q):\n got %s\nwant %s", k, doc[:k], doc[k:], got, want)
+				}
+			}
+			// One byte at a time, checking every frame.
+			p := newPage(t, "m-p0")
+			for k := 1; k < len(doc); k++ {
+				p.apply(p.s.Next(doc[:k]))
+				if p.s.code != nil {
+					continue
+				}
+				if got, want := p.html(), normal(t, Render(doc[:k])); got != want {
+					t.Fatalf("after %q:\n got %s\nwant %s", doc[:k], got, want)
+				}
+			}
+			p.apply(p.s.Finish(doc))
+			if got := p.html(); got != want {
+				t.Fatalf("byte by byte:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// Random deltas over random concatenations of the corpus.
+func TestStreamRandomDeltas(t *testing.T) {
+	var names []string
+	for n := range streamCorpus {
+		names = append(names, n)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		var b strings.Builder
+		for range 1 + r.IntN(4) {
+			b.WriteString(streamCorpus[names[r.IntN(len(names))]])
+			b.WriteString([]string{"", "\n", "\n\n"}[r.IntN(3)])
+		}
+		doc := b.String()
+		p := newPage(t, "m-p0")
+		for k := 0; k < len(doc); k += 1 + r.IntN(40) {
+			p.apply(p.s.Next(doc[:k]))
+		}
+		p.apply(p.s.Finish(doc))
+		if got, want := p.html(), normal(t, Render(doc)); got != want {
+			t.Fatalf("doc %d %q:\n got %s\nwant %s", i, doc, got, want)
+		}
+	}
+}
+
+// A text that does not continue the last one (a reply rewritten) starts
+// over, and the page follows.
+func TestStreamRewritten(t *testing.T) {
+	p := newPage(t, "m-p0")
+	p.apply(p.s.Next("# Title\n\nfirst version\n\nmore"))
+	p.apply(p.s.Next("Another text\n\nentirely"))
+	p.apply(p.s.Next("Another text\n\nentirely, and more\n\n- x\n"))
+	p.apply(p.s.Finish("Another text\n\nentirely, and more\n\n- x\n- y"))
+	if got, want := p.html(), normal(t, Render("Another text\n\nentirely, and more\n\n- x\n- y")); got != want {
+		t.Fatalf("got %s\nwant %s", got, want)
+	}
+}
+
+// The work of a frame follows the open block, not the text so far: a long
+// reply of many blocks costs the same per delta at its end as at its start.
+func TestStreamSendsOnlyTheOpenBlock(t *testing.T) {
+	var doc strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&doc, "Paragraph %d has a few words in it, like a reply would.\n\n", i)
+	}
+	text := doc.String()
+	s := NewStream("m-p0")
+	largest := 0
+	for k := 16; k <= len(text); k += 16 {
+		n := 0
+		for _, op := range s.Next(text[:k]) {
+			n += len(op.HTML)
+		}
+		if k > 1024 {
+			largest = max(largest, n)
+		}
+	}
+	if largest > 400 {
+		t.Fatalf("a frame sent %d bytes for 16 new ones", largest)
+	}
+}
+
+// A long code block is sent line by line: a frame carries its new lines,
+// not the block so far.
+func TestStreamCodeBlockByLine(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString("Code:\n\n```go\n")
+	for i := range 2000 {
+		fmt.Fprintf(&doc, "\tx%04d := compute(%d)\n", i, i)
+	}
+	doc.WriteString("```\n\nDone.\n")
+	text := doc.String()
+	for _, indented := range []bool{false, true} {
+		src := text
+		if indented {
+			src = strings.ReplaceAll(strings.ReplaceAll(text, "```go\n", ""), "```\n", "")
+		}
+		p := newPage(t, "m-p0")
+		largest := 0
+		for k := 16; k < len(src); k += 16 {
+			ops := p.s.Next(src[:k])
+			n := 0
+			for _, op := range ops {
+				n += len(op.HTML)
+			}
+			if k > 200 && k < len(src)-200 {
+				largest = max(largest, n)
+			}
+			p.apply(ops)
+		}
+		p.apply(p.s.Finish(src))
+		if got, want := p.html(), normal(t, Render(src)); got != want {
+			t.Fatalf("indented=%v: the page differs from Render", indented)
+		}
+		if largest > 1000 {
+			t.Fatalf("indented=%v: a frame sent %d bytes for 16 new ones", indented, largest)
+		}
+	}
+}
+
+// A code block that outgrows highlightLimit turns plain once, and ends as
+// Render shows it.
+func TestStreamCodeOverHighlightLimit(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString("```go\n")
+	for i := 0; doc.Len() < highlightLimit+4096; i++ {
+		fmt.Fprintf(&doc, "\tx%06d := compute(%d)\n", i, i)
+	}
+	src := doc.String() + "```\n"
+	p := newPage(t, "m-p0")
+	for k := 0; k < len(src); k += 512 {
+		p.apply(p.s.Next(src[:k]))
+	}
+	p.apply(p.s.Finish(src))
+	if got, want := p.html(), normal(t, Render(src)); got != want {
+		t.Fatal("the page differs from Render")
+	}
+	if strings.Contains(Render(src), `class="kd"`) {
+		t.Fatal("a block over the limit was highlighted")
+	}
+}
+
+func FuzzStream(f *testing.F) {
+	for _, doc := range streamCorpus {
+		f.Add(doc, uint8(7))
+	}
+	f.Fuzz(func(t *testing.T, doc string, step uint8) {
+		p := newPage(t, "m-p0")
+		for k := 0; k < len(doc); k += 1 + int(step) {
+			p.apply(p.s.Next(doc[:k]))
+		}
+		p.apply(p.s.Finish(doc))
+		if got, want := p.html(), normal(t, Render(doc)); got != want {
+			t.Fatalf("got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// page is a Stream's element as a browser would hold it, built from its
+// operations the way Datastar applies them.
+type page struct {
+	t    testing.TB
+	s    *Stream
+	root *html.Node
+}
+
+func newPage(t testing.TB, id string) *page {
+	s := NewStream(id)
+	root := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	for _, n := range fragment(t, s.Shell()) {
+		root.AppendChild(n)
+	}
+	return &page{t: t, s: s, root: root}
+}
+
+func fragment(t testing.TB, s string) []*html.Node {
+	t.Helper()
+	ctx := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	nodes, err := html.ParseFragment(strings.NewReader(s), ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func (p *page) apply(ops []Op) {
+	p.t.Helper()
+	for _, op := range ops {
+		el := byID(p.root, op.ID)
+		if el == nil {
+			p.t.Fatalf("no element #%s for %+v in %s", op.ID, op, p.raw())
+		}
+		switch op.Mode {
+		case Before, Replace:
+			for _, n := range fragment(p.t, op.HTML) {
+				el.Parent.InsertBefore(n, el)
+			}
+			if op.Mode == Replace {
+				el.Parent.RemoveChild(el)
+			}
+		case After:
+			next := el.NextSibling
+			for _, n := range fragment(p.t, op.HTML) {
+				el.Parent.InsertBefore(n, next)
+			}
+		case Remove:
+			el.Parent.RemoveChild(el)
+		}
+	}
+}
+
+func byID(n *html.Node, id string) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			for _, a := range c.Attr {
+				if a.Key == "id" && a.Val == id {
+					return c
+				}
+			}
+		}
+		if found := byID(c, id); found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+func (p *page) raw() string {
+	var b strings.Builder
+	for c := p.root.FirstChild; c != nil; c = c.NextSibling {
+		_ = html.Render(&b, c)
+	}
+	return b.String()
+}
+
+// html is the page with the live wrappers taken away, as it lays out.
+func (p *page) html() string {
+	return normal(p.t, p.raw())
+}
+
+// normal re-serialises s with md-live and md-open wrappers unwrapped and
+// adjacent text nodes merged.
+func normal(t testing.TB, s string) string {
+	t.Helper()
+	root := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	for _, n := range fragment(t, s) {
+		root.AppendChild(n)
+	}
+	unwrap(root)
+	var b strings.Builder
+	for c := root.FirstChild; c != nil; c = c.NextSibling {
+		_ = html.Render(&b, c)
+	}
+	return b.String()
+}
+
+func unwrap(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		unwrap(c)
+		if c.Type == html.ElementNode && c.Data == "div" && hasClass(c, "md-live", "md-open") {
+			for g := c.FirstChild; g != nil; {
+				gn := g.NextSibling
+				c.RemoveChild(g)
+				n.InsertBefore(g, c)
+				g = gn
+			}
+			n.RemoveChild(c)
+		}
+		c = next
+	}
+}
+
+func hasClass(n *html.Node, classes ...string) bool {
+	for _, a := range n.Attr {
+		if a.Key == "class" {
+			for _, c := range classes {
+				if a.Val == c {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// BenchmarkStream feeds 1 MiB in 16-byte deltas through a Stream, one
+// Next per delta (the page coalesces to one per frame, so this is the
+// worst case): as a reply of mixed Markdown, and as one long code block.
+func BenchmarkStream(b *testing.B) {
+	var mixed strings.Builder
+	for mixed.Len() < 1<<20 {
+		for _, name := range []string{"paragraphs", "lists", "fenced go", "table", "quote", "headings", "mixed"} {
+			mixed.WriteString(streamCorpus[name])
+			mixed.WriteString("\n\n")
+		}
+	}
+	var code strings.Builder
+	for i := 0; code.Len() < 1<<20; i++ {
+		fmt.Fprintf(&code, "\tx%06d := compute(%d) // line %d\n", i, i, i)
+	}
+	for _, c := range []struct{ name, text string }{{"mixed", mixed.String()[:1<<20]}, {"code", code.String()[:1<<20]}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				s := NewStream("m-p0")
+				for k := 16; k < len(c.text); k += 16 {
+					s.Next(c.text[:k])
+				}
+				s.Finish(c.text)
+			}
+		})
+	}
+}
