@@ -229,8 +229,7 @@ type executedCall struct {
 // and ends, warnings, empty deltas and repeated sources; two when a held
 // call is released with its result. On a Gemini stream a Google Search
 // becomes a provider-executed web_search call as soon as geminiTransport
-// has seen it, and its result and sources come before the finish, which
-// carries the usage Gemini counted.
+// has seen it, and its result and sources come before the finish.
 func (c *converter) parts(fp fantasy.StreamPart) []Part {
 	if c.gemini == nil {
 		return c.convert(fp)
@@ -247,12 +246,7 @@ func (c *converter) parts(fp fantasy.StreamPart) []Part {
 	if finish && c.searchID != "" {
 		out = append(out, c.geminiSearchResult(seen)...)
 	}
-	out = append(out, c.convert(fp)...)
-	if n := len(out); finish && seen.usage != nil && n > 0 && out[n-1].Type == PartFinish {
-		// fantasy adds up Gemini's per-chunk counts, which are running totals.
-		out[n-1].Usage = *seen.usage
-	}
-	return out
+	return append(out, c.convert(fp)...)
 }
 
 // geminiSearchCall announces the Google Search seen so far.

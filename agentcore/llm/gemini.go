@@ -21,8 +21,8 @@ import (
 // google adapter can neither ask for it nor read what it found, so Parley
 // does both on the wire: geminiTransport, on the google provider's HTTP
 // client, adds {"googleSearch":{}} to the request's tools and reads the
-// streamed answer as it passes to the adapter (groundingMetadata, the
-// server-side toolCall/toolResponse parts, usageMetadata); the converter
+// streamed answer as it passes to Parley's reader (groundingMetadata, the
+// server-side toolCall/toolResponse parts); the converter
 // turns what it read into the provider-executed web_search call, result
 // and sources that OpenAI and Anthropic models give.
 //
@@ -111,7 +111,6 @@ type geminiCall struct {
 	searched bool // a search was seen: a toolCall part or grounding metadata
 	queries  []string
 	sources  []Source
-	usage    *Usage
 	pending  []json.RawMessage   // server-side parts not yet followed by a function call
 	bound    [][]json.RawMessage // the server-side parts before each function call, in call order
 }
@@ -304,11 +303,12 @@ func unmarshalIf(raw json.RawMessage, v any) error {
 }
 
 // geminiMaxLine bounds the line the tee keeps while it waits for its end;
-// a longer one is passed on unread (the SDK's own reader decides on it).
+// a longer one is passed on unread (Parley's reader, sdkgemini.go, decides
+// on it).
 const geminiMaxLine = 8 << 20
 
 // geminiTee reads the server-sent events of a streamGenerateContent answer
-// as they pass to the SDK, one "data:" line at a time, as the SDK does.
+// as they pass to Parley's reader, one "data:" line at a time.
 type geminiTee struct {
 	body     io.ReadCloser
 	call     *geminiCall
@@ -367,13 +367,6 @@ type geminiChunk struct {
 			} `json:"groundingChunks"`
 		} `json:"groundingMetadata"`
 	} `json:"candidates"`
-	UsageMetadata *struct {
-		PromptTokenCount        int64 `json:"promptTokenCount"`
-		CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
-		TotalTokenCount         int64 `json:"totalTokenCount"`
-		ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
-		CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
-	} `json:"usageMetadata"`
 }
 
 // geminiPart is what the tee reads of one part.
@@ -390,7 +383,7 @@ type geminiPart struct {
 }
 
 // read takes in one chunk of the answer. A chunk it cannot parse is left
-// to the SDK, which fails the stream over it.
+// to Parley's reader, which fails the stream over it.
 func (g *geminiCall) read(data []byte) {
 	var chunk geminiChunk
 	if json.Unmarshal(data, &chunk) != nil {
@@ -398,16 +391,6 @@ func (g *geminiCall) read(data []byte) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if u := chunk.UsageMetadata; u != nil && u.TotalTokenCount > 0 {
-		// Each chunk counts the answer so far: the last one is the total.
-		g.usage = &Usage{
-			InputTokens:     u.PromptTokenCount,
-			OutputTokens:    u.CandidatesTokenCount,
-			TotalTokens:     u.TotalTokenCount,
-			ReasoningTokens: u.ThoughtsTokenCount,
-			CachedTokens:    u.CachedContentTokenCount,
-		}
-	}
 	if len(chunk.Candidates) == 0 { // the adapter reads the first candidate only, so do we
 		return
 	}
@@ -459,13 +442,12 @@ type geminiSeen struct {
 	searched bool
 	queries  []string
 	sources  []Source
-	usage    *Usage
 }
 
 func (g *geminiCall) seen() geminiSeen {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return geminiSeen{g.searched, slices.Clone(g.queries), slices.Clone(g.sources), g.usage}
+	return geminiSeen{g.searched, slices.Clone(g.queries), slices.Clone(g.sources)}
 }
 
 // boundTo returns the server-side parts that came before the n-th (from 0)

@@ -83,6 +83,9 @@ type providerDef struct {
 	openProviderTools func(endpoint) (fantasy.Provider, error)
 	// sdk: Parley reads the provider's successful streams itself.
 	sdk sdkStream
+	// client wraps the provider's HTTP client below the capture of its
+	// streams, so that what it does to a response is in the one taken.
+	client func(*http.Client) *http.Client
 }
 
 func openAIOptions(e endpoint) []openai.Option {
@@ -135,9 +138,11 @@ var providers = []providerDef{
 		name:    "google",
 		keyEnvs: []string{"GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"},
 		baseEnv: "GOOGLE_BASE_URL",
+		sdk:     sdkGemini,
+		// geminiClient sends and reads Google Search (gemini.go).
+		client: geminiClient,
 		open: func(e endpoint) (fantasy.Provider, error) {
-			// geminiClient sends and reads Google Search (gemini.go).
-			opts := []google.Option{google.WithGeminiAPIKey(e.key), google.WithHTTPClient(geminiClient(e.client))}
+			opts := []google.Option{google.WithGeminiAPIKey(e.key), google.WithHTTPClient(e.client)}
 			if e.baseURL != "" {
 				opts = append(opts, google.WithBaseURL(e.baseURL))
 			}
@@ -225,6 +230,9 @@ func Open(spec string, cfg Config) (Model, error) {
 		return nil, fmt.Errorf("llm: model %q: no model name after %q", spec, name+"/")
 	}
 	e := endpoint{key: def.key(cfg), baseURL: def.baseURL(cfg), client: cfg.HTTPClient}
+	if def.client != nil {
+		e.client = def.client(e.client)
+	}
 	if def.sdk != sdkNone {
 		e.client = capturing(e.client)
 	}

@@ -28,22 +28,22 @@ import (
 // and the whole arguments with string +=, and appends each argument delta
 // to its own growing string too; its anthropic adapter runs
 // anthropic-sdk-go's Message.Accumulate on every event, which appends
-// each text delta to the whole block with string +=. Every delta copies
-// everything before it: 1 MiB in 16-byte deltas copies about 32 GiB.
-// fantasy has no option to skip either.
+// each text delta to the whole block with string +=; its google adapter
+// appends each text delta to a copy of the whole text it never reads
+// (sdkgemini.go). Every delta copies everything before it: 1 MiB in
+// 16-byte deltas copies about 32 GiB. fantasy has no option to skip any
+// of them.
 //
 // So fantasy still builds and sends the request (prompt, tools, options,
 // headers, the errors of a failed response) and Parley reads the response
 // of a successful call itself, with the SDK's own stream types
 // (openai-go's ssestream of ChatCompletionChunk, anthropic-sdk-go's of
-// MessageStreamEventUnion), into the same fantasy stream parts fantasy's
-// loop would yield. The response is taken at the HTTP client: fantasy's
-// Stream sends the request before it returns its iterator, which is then
-// never run.
-//
-// Gemini's stream stays fantasy's (it appends each text delta to the
-// whole text too): genai builds and sends its request only inside the
-// iterator, from a prompt fantasy converts with unexported code.
+// MessageStreamEventUnion, genai's GenerateContentResponse), into the same
+// fantasy stream parts fantasy's loop would yield. The response is taken
+// at the HTTP client: fantasy's openai and anthropic Stream send the
+// request before they return their iterator, which is then never run;
+// genai sends Gemini's only inside the iterator, which therefore runs, on
+// an empty body (captured.detach).
 
 // sdkStream names the provider whose successful stream Parley reads
 // itself; the zero value leaves the stream to fantasy.
@@ -55,23 +55,30 @@ const (
 	sdkCompat               // …with reasoning_content (openai-compatible, ollama)
 	sdkOpenRouter           // …with OpenRouter's reasoning_details and usage
 	sdkAnthropic            // Anthropic's Messages stream (sdkanthropic.go)
+	sdkGemini               // Gemini's streamGenerateContent (sdkgemini.go)
 )
 
-// path is the suffix of the request path whose response Parley reads.
-func (k sdkStream) path() string {
-	if k == sdkAnthropic {
-		return messagesPath
+// capture says which response of an attempt Parley reads.
+func (k sdkStream) capture() *captured {
+	switch k {
+	case sdkAnthropic:
+		return &captured{path: messagesPath}
+	case sdkGemini:
+		return &captured{path: streamGeneratePath, detach: true}
 	}
-	return chatCompletionsPath
+	return &captured{path: chatCompletionsPath}
 }
 
 // read reads a successful streaming response into fantasy's parts.
 func (k sdkStream) read(ctx context.Context, resp *http.Response, yield func(fantasy.StreamPart) bool) {
-	if k == sdkAnthropic {
+	switch k {
+	case sdkAnthropic:
 		streamMessages(ctx, resp, yield)
-		return
+	case sdkGemini:
+		streamGenerate(ctx, resp, yield)
+	default:
+		streamChat(ctx, resp, k, yield)
 	}
-	streamChat(ctx, resp, k, yield)
 }
 
 // chatCompletionsPath ends the path of a Chat Completions request; other
@@ -81,7 +88,10 @@ const chatCompletionsPath = "/chat/completions"
 // captured receives the response of the attempt's streaming request.
 type captured struct {
 	path string // the request path's suffix to take
-	resp *http.Response
+	// detach hands the SDK an empty body in place of the one taken, for an
+	// adapter whose iterator must run because it sends the request.
+	detach bool
+	resp   *http.Response
 }
 
 type capturedKey struct{}
@@ -101,6 +111,11 @@ func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if c, ok := req.Context().Value(capturedKey{}).(*captured); ok && c.resp == nil && strings.HasSuffix(req.URL.Path, c.path) {
 		c.resp = resp
+		if c.detach {
+			empty := *resp
+			empty.Body = http.NoBody
+			return &empty, nil
+		}
 	}
 	return resp, err
 }

@@ -32,8 +32,7 @@ type model struct {
 	searchLM fantasy.LanguageModel
 	idle     time.Duration
 	retry    fantasy.RetryOptions
-	// sdk: Parley reads lm's successful Chat Completions streams itself
-	// (sdkstream.go).
+	// sdk: Parley reads lm's successful streams itself (sdkstream.go).
 	sdk sdkStream
 }
 
@@ -138,24 +137,30 @@ func (a *attempt) read(ctx context.Context, lm fantasy.LanguageModel, call fanta
 	}()
 	var took *captured
 	if a.sdk != sdkNone {
-		took = &captured{path: a.sdk.path()}
+		took = a.sdk.capture()
 		ctx = withCapture(ctx, took)
 	}
+	taken := func() bool { return took != nil && took.resp != nil }
 	stream, err := lm.Stream(ctx, call)
 	if err != nil {
 		send(fantasy.StreamPart{Type: fantasy.StreamPartTypeError, Error: err})
 		return
 	}
-	if took != nil && took.resp != nil {
-		// fantasy has sent the request and got a stream: read it in
-		// linear time (sdkstream.go); fantasy's iterator is never run.
-		a.sdk.read(ctx, took.resp, send)
-		return
-	}
-	for p := range stream {
-		if !send(p) {
-			return
+	if !taken() {
+		// Gemini's request goes out inside the iterator (so does every
+		// request of a provider whose stream stays fantasy's). Once it is
+		// taken, fantasy reads an empty body: what it yields then is not
+		// the answer.
+		for p := range stream {
+			if taken() || !send(p) {
+				break
+			}
 		}
+	}
+	if taken() {
+		// fantasy has sent the request and got a stream: read it in
+		// linear time (sdkstream.go).
+		a.sdk.read(ctx, took.resp, send)
 	}
 }
 
