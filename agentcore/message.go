@@ -49,7 +49,10 @@ type Thread struct {
 	Metadata   map[string]any `json:"metadata,omitempty"`
 	Pinned     bool           `json:"pinned"`
 	CreatedAt  time.Time      `json:"createdAt"`
-	UpdatedAt  time.Time      `json:"updatedAt"`
+	// UpdatedAt is the thread's last message activity (a message stored
+	// or moved), which lists threads; editing the thread itself (title,
+	// pin, metadata) leaves it.
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // ThreadPatch changes some fields of a thread; nil fields are left alone.

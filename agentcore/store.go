@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 )
 
-// ThreadQuery selects threads. Threads come pinned first, then most recently
-// updated first.
+// ThreadQuery selects threads. Threads come pinned first, then by their
+// last message activity (Thread.UpdatedAt), newest first.
 type ThreadQuery struct {
 	ResourceID string // empty: all resources
 	Limit      int    // 0: no limit
@@ -26,6 +26,8 @@ type ThreadStore interface {
 	CreateThread(ctx context.Context, t Thread) (Thread, error)
 	GetThread(ctx context.Context, id string) (Thread, error)
 	ListThreads(ctx context.Context, q ThreadQuery) ([]Thread, error)
+	// UpdateThread and UpdateThreadMetadata leave UpdatedAt alone: a
+	// rename, a pin or a changed setting is not activity.
 	UpdateThread(ctx context.Context, id string, p ThreadPatch) (Thread, error)
 	// UpdateThreadMetadata changes the thread's metadata with fn (handed
 	// the stored map, never nil, to change in place) atomically: no other
@@ -36,7 +38,8 @@ type ThreadStore interface {
 }
 
 // MessageStore keeps messages. AppendMessage assigns Seq (and ID and
-// CreatedAt when empty) and bumps the thread's UpdatedAt.
+// CreatedAt when empty) and bumps the thread's UpdatedAt, as MoveMessages
+// does: a thread's UpdatedAt is its last message activity.
 type MessageStore interface {
 	AppendMessage(ctx context.Context, m Message) (Message, error)
 	UpdateMessage(ctx context.Context, id string, c Content, s MessageStatus) error

@@ -15,7 +15,7 @@ const messageCols = `id, thread_id, resource_id, seq, role, content, status, run
 // AppendMessage stores m as the last message of its thread: Seq is one past
 // the thread's highest, ID and CreatedAt are filled in when empty, Status
 // defaults to complete and ResourceID to the thread's. The thread's
-// UpdatedAt is bumped in the same transaction.
+// UpdatedAt, its last message activity, is bumped in the same transaction.
 func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore.Message, error) {
 	if m.ID == "" {
 		m.ID = NewID()

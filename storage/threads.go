@@ -54,7 +54,8 @@ func (db *DB) GetThread(ctx context.Context, id string) (agentcore.Thread, error
 	return t, nil
 }
 
-// ListThreads returns threads pinned first, then most recently updated.
+// ListThreads returns threads pinned first, then by their last message
+// activity (UpdatedAt), newest first.
 func (db *DB) ListThreads(ctx context.Context, q agentcore.ThreadQuery) ([]agentcore.Thread, error) {
 	query := `SELECT ` + threadCols + ` FROM threads`
 	var args []any
@@ -83,7 +84,9 @@ func (db *DB) ListThreads(ctx context.Context, q agentcore.ThreadQuery) ([]agent
 	return out, nil
 }
 
-// UpdateThread applies the non-nil fields of p and bumps UpdatedAt.
+// UpdateThread applies the non-nil fields of p. UpdatedAt is left alone:
+// it is the thread's last message activity (see AppendMessage), which a
+// rename, a pin or a change of settings is not.
 func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPatch) (agentcore.Thread, error) {
 	var title, pinned, meta any // nil leaves the column alone
 	if p.Title != nil {
@@ -101,10 +104,9 @@ func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPat
 	t, err := scanThread(db.writer.QueryRowContext(ctx, `UPDATE threads SET
 			title = coalesce(?, title),
 			pinned = coalesce(?, pinned),
-			metadata = coalesce(?, metadata),
-			updated_at = ?
+			metadata = coalesce(?, metadata)
 		WHERE id = ? RETURNING `+threadCols,
-		title, pinned, meta, ms(now()), id))
+		title, pinned, meta, id))
 	if err != nil {
 		return agentcore.Thread{}, fmt.Errorf("update thread %s: %w", id, notFound(err))
 	}
@@ -115,7 +117,8 @@ func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPat
 // transaction: fn gets the stored map (never nil) and changes it in place;
 // the map is written back only when fn returns nil. The single writer
 // connection serialises these transactions, so two callers that each
-// change their own keys never undo each other.
+// change their own keys never undo each other. UpdatedAt is left alone,
+// as by UpdateThread.
 func (db *DB) UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (agentcore.Thread, error) {
 	var t agentcore.Thread
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -134,8 +137,8 @@ func (db *DB) UpdateThreadMetadata(ctx context.Context, id string, fn func(meta 
 		if err != nil {
 			return err
 		}
-		t, err = scanThread(tx.QueryRowContext(ctx, `UPDATE threads SET metadata = ?, updated_at = ?
-			WHERE id = ? RETURNING `+threadCols, enc, ms(now()), id))
+		t, err = scanThread(tx.QueryRowContext(ctx, `UPDATE threads SET metadata = ?
+			WHERE id = ? RETURNING `+threadCols, enc, id))
 		return err
 	})
 	if err != nil {

@@ -148,7 +148,7 @@ func TestUpdateThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Title != "new" || got.Pinned || got.Metadata["a"] != "1" || !got.UpdatedAt.After(th.UpdatedAt) ||
+	if got.Title != "new" || got.Pinned || got.Metadata["a"] != "1" || !got.UpdatedAt.Equal(th.UpdatedAt) ||
 		!got.CreatedAt.Equal(th.CreatedAt) {
 		t.Errorf("after title patch: %+v", got)
 	}
@@ -212,3 +212,75 @@ func TestDeleteThreadCascades(t *testing.T) {
 }
 
 func mustTime(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// A thread's place and time are its last message activity: renaming,
+// pinning and unpinning, and changing its metadata keep both; a message
+// moves it to the top.
+func TestEditsKeepThreadOrder(t *testing.T) {
+	ctx := t.Context()
+	db := openTest(t)
+	at := func(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+	old := mustThread(t, db, agentcore.Thread{Title: "old", CreatedAt: at(1000)})
+	newer := mustThread(t, db, agentcore.Thread{Title: "newer", CreatedAt: at(2000)})
+	order := func() []string {
+		t.Helper()
+		ts, err := db.ListThreads(ctx, agentcore.ThreadQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, th := range ts {
+			out = append(out, th.Title)
+		}
+		return out
+	}
+
+	title, on, off := "renamed", true, false
+	edits := []struct {
+		name string
+		do   func() (agentcore.Thread, error)
+	}{
+		{"rename", func() (agentcore.Thread, error) {
+			return db.UpdateThread(ctx, old.ID, agentcore.ThreadPatch{Title: &title})
+		}},
+		{"pin", func() (agentcore.Thread, error) {
+			return db.UpdateThread(ctx, old.ID, agentcore.ThreadPatch{Pinned: &on})
+		}},
+		{"unpin", func() (agentcore.Thread, error) {
+			return db.UpdateThread(ctx, old.ID, agentcore.ThreadPatch{Pinned: &off})
+		}},
+		{"metadata", func() (agentcore.Thread, error) {
+			return db.UpdateThread(ctx, old.ID, agentcore.ThreadPatch{Metadata: map[string]any{"mode": "plan"}})
+		}},
+		{"a setting", func() (agentcore.Thread, error) {
+			return db.UpdateThreadMetadata(ctx, old.ID, func(md map[string]any) error { md["yolo"] = true; return nil })
+		}},
+	}
+	for _, e := range edits {
+		got, err := e.do()
+		if err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		if !got.UpdatedAt.Equal(at(1000)) {
+			t.Errorf("%s moved UpdatedAt to %v", e.name, got.UpdatedAt)
+		}
+		want := []string{"newer", "renamed"}
+		if got.Pinned {
+			want = []string{"renamed", "newer"} // pinned chats come first
+		}
+		if order := order(); !reflect.DeepEqual(order, want) {
+			t.Errorf("after %s the order is %v, want %v", e.name, order, want)
+		}
+	}
+	if read, _ := db.GetThread(ctx, old.ID); !read.UpdatedAt.Equal(at(1000)) {
+		t.Errorf("stored UpdatedAt %v, want %v", read.UpdatedAt, at(1000))
+	}
+
+	mustAppend(t, db, agentcore.Message{ThreadID: old.ID, Role: agentcore.RoleUser})
+	if got := order(); !reflect.DeepEqual(got, []string{"renamed", "newer"}) {
+		t.Errorf("after a message the order is %v, want the thread first", got)
+	}
+	if read, _ := db.GetThread(ctx, newer.ID); !read.UpdatedAt.Equal(at(2000)) {
+		t.Errorf("the other thread's UpdatedAt moved to %v", read.UpdatedAt)
+	}
+}
