@@ -236,6 +236,12 @@ type Preview struct {
 	Pattern  string // find_files, search_content
 	Diff     []DiffLine
 	DiffNote string // "… 120 lines above", "diff of the file after the edit"
+	// More are the lines of a complete diff past the first ones, shown by
+	// "Show all"; Total counts Diff and More; MoreNote says when even More
+	// is cut.
+	More     []DiffLine
+	Total    int
+	MoreNote string
 	Code     string // write_file: highlighted tail of the content (sanitised)
 	Lines    int    // write_file: lines so far
 	Above    int    // write_file: lines above the tail shown

@@ -24,6 +24,13 @@ const (
 	diffContext = 3
 	// maxDiffLines bounds a final diff in a card.
 	maxDiffLines = 400
+	// approvalShown is how many lines of an approval's diff show before
+	// "Show all": enough for a small change whole, short enough that the
+	// buttons stay near.
+	approvalShown = 20
+	// maxApprovalLines bounds the whole diff an approval can expand to (a
+	// 256 KiB file is ~6000 lines; past that a card is no place to review).
+	maxApprovalLines = 5000
 )
 
 // previewKeys are the arguments a preview shows itself; the generic
@@ -83,13 +90,22 @@ func preview(ti *agentcore.ToolInvocation, st *argParser) *components.Preview {
 			finalDiff(p, ti.Result)
 		} else if old, ok := a.str("old_str"); ok {
 			neu, _ := a.str("new_str")
-			liveDiff(p, old, neu)
+			if st != nil {
+				liveDiff(p, old, neu)
+			} else {
+				// The arguments are complete: the whole edit, expandable.
+				splitDiff(p, positionalDiff(old, neu), "")
+			}
 		}
 	case "write_file":
 		if final {
 			finalDiff(p, ti.Result)
 		} else if content, ok := a.str("content"); ok {
-			writing(p, content, st)
+			if f := approvalFile(ti); f != nil && st == nil {
+				writeDiff(p, f, content)
+			} else {
+				writing(p, content, st)
+			}
 		}
 	}
 	return p
@@ -107,6 +123,16 @@ func fileExt(name string) string {
 // liveDiff is Mastra Code's diff of an edit being typed: lines compared by
 // position, a changed line as removed then added, the last lines shown.
 func liveDiff(p *components.Preview, old, neu string) {
+	out := positionalDiff(old, neu)
+	if len(out) > liveDiffLines {
+		p.DiffNote = fmt.Sprintf("… %d lines above", len(out)-liveDiffLines)
+		out = out[len(out)-liveDiffLines:]
+	}
+	p.Diff = out
+}
+
+// positionalDiff compares old and neu line by line by position.
+func positionalDiff(old, neu string) []components.DiffLine {
 	ol, nl := splitLines(old), splitLines(neu)
 	var out []components.DiffLine
 	for i := 0; i < max(len(ol), len(nl)); i++ {
@@ -122,11 +148,7 @@ func liveDiff(p *components.Preview, old, neu string) {
 			}
 		}
 	}
-	if len(out) > liveDiffLines {
-		p.DiffNote = fmt.Sprintf("… %d lines above", len(out)-liveDiffLines)
-		out = out[len(out)-liveDiffLines:]
-	}
-	p.Diff = out
+	return out
 }
 
 func splitLines(s string) []string {
@@ -182,12 +204,12 @@ func finalDiff(p *components.Preview, result json.RawMessage) {
 	if json.Unmarshal(result, &r) != nil || r.Before == nil || r.After == nil {
 		return
 	}
-	p.Diff, p.DiffNote = unifiedDiff(*r.Before, *r.After)
+	p.Diff, p.DiffNote = unifiedDiff(*r.Before, *r.After, maxDiffLines)
 }
 
 // unifiedDiff is a line diff of a and b with diffContext lines of context
 // around changes and a hunk line between far-apart changes.
-func unifiedDiff(a, b string) ([]components.DiffLine, string) {
+func unifiedDiff(a, b string, limit int) ([]components.DiffLine, string) {
 	dmp := diffmatchpatch.New()
 	ca, cb, lines := dmp.DiffLinesToChars(a, b)
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
@@ -235,9 +257,123 @@ func unifiedDiff(a, b string) ([]components.DiffLine, string) {
 		last = i
 	}
 	note := ""
-	if len(out) > maxDiffLines {
-		note = fmt.Sprintf("first %d of %d diff lines", maxDiffLines, len(out))
-		out = out[:maxDiffLines]
+	if len(out) > limit {
+		note = fmt.Sprintf("first %d of %d diff lines", limit, len(out))
+		out = out[:limit]
 	}
 	return out, note
+}
+
+// fileOnDisk is what an approval of write_file carries of the file it
+// replaces (app/chat's FileOnDisk, read through the workspace's resolver
+// when the user was asked).
+type fileOnDisk struct {
+	Exists  bool   `json:"exists"`
+	Text    string `json:"text"`
+	Size    int64  `json:"size"`
+	Unshown string `json:"unshown"`
+}
+
+// approvalFile is the file an approval of write_file replaces; nil when the
+// call was not asked about.
+func approvalFile(ti *agentcore.ToolInvocation) *fileOnDisk {
+	if !ti.Approval || len(ti.SuspendPayload) == 0 {
+		return nil
+	}
+	var p struct {
+		Payload struct {
+			File *fileOnDisk `json:"file"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(ti.SuspendPayload, &p) != nil {
+		return nil
+	}
+	return p.Payload.File
+}
+
+// writeDiff is what a write_file approval shows: the diff against the file
+// on disk, or the whole content of a new file, the first lines at once and
+// the rest behind "Show all".
+func writeDiff(p *components.Preview, f *fileOnDisk, content string) {
+	switch {
+	case strings.HasPrefix(f.Unshown, "refused"):
+		p.DiffNote = "This path cannot be written (the write will be refused): " + strings.TrimPrefix(f.Unshown, "refused: ")
+		return
+	case f.Unshown != "":
+		splitDiff(p, addedLines(content), fmt.Sprintf("The file on disk %s: all of it is replaced by these %d lines.", unshownReason(f), countLines(content)))
+		return
+	case !f.Exists:
+		splitDiff(p, addedLines(content), fmt.Sprintf("New file, %d lines", countLines(content)))
+		return
+	}
+	diff, _ := unifiedDiff(f.Text, content, maxApprovalLines+1)
+	if diff == nil {
+		p.DiffNote = "No changes: the content is what the file already holds."
+		return
+	}
+	add, del := 0, 0
+	for _, l := range diff {
+		switch l.Kind {
+		case "add":
+			add++
+		case "del":
+			del++
+		}
+	}
+	splitDiff(p, diff, fmt.Sprintf("Replaces the file on disk: %d lines added, %d removed", add, del))
+}
+
+// addedLines is content as the added lines of a new file's diff.
+func addedLines(content string) []components.DiffLine {
+	var out []components.DiffLine
+	for i, l := range splitLines(content) {
+		out = append(out, components.DiffLine{Kind: "add", New: i + 1, Text: l})
+		if len(out) > maxApprovalLines {
+			break
+		}
+	}
+	return out
+}
+
+// splitDiff puts the first approvalShown lines of a complete diff in the
+// card and the rest, up to maxApprovalLines, behind "Show all".
+func splitDiff(p *components.Preview, lines []components.DiffLine, note string) {
+	if note != "" {
+		p.DiffNote = note
+	}
+	if len(lines) > maxApprovalLines {
+		lines = lines[:maxApprovalLines]
+		p.MoreNote = fmt.Sprintf("Only the first %d lines are shown.", maxApprovalLines)
+	}
+	p.Total = len(lines)
+	if len(lines) > approvalShown {
+		p.Diff, p.More = lines[:approvalShown], lines[approvalShown:]
+		return
+	}
+	p.Diff = lines
+}
+
+func countLines(s string) int {
+	return len(splitLines(s))
+}
+
+// unshownReason says why the file on disk is not compared.
+func unshownReason(f *fileOnDisk) string {
+	switch f.Unshown {
+	case "too big":
+		return "is " + byteSize(f.Size) + ", too big to compare here"
+	case "binary":
+		return "is binary"
+	}
+	return "could not be read (" + f.Unshown + ")"
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

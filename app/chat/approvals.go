@@ -47,6 +47,8 @@ type AlwaysRule struct {
 type approvalRequest struct {
 	Category string `json:"category"`
 	Prefix   string `json:"prefix,omitempty"`
+	// File is what a write_file call replaces, read when the user is asked.
+	File *FileOnDisk `json:"file,omitempty"`
 }
 
 // Gate is the agent's beforeToolCall hook: it applies the thread's
@@ -107,7 +109,11 @@ func (g *Gate) Before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore
 	}
 	switch {
 	case c.Approval == nil:
-		return &agentcore.ToolDecision{RequireApproval: true, ApprovalPayload: approvalRequest{Category: cat, Prefix: prefix}}, nil
+		req := approvalRequest{Category: cat, Prefix: prefix}
+		if c.ToolName == "write_file" {
+			req.File = fileOnDisk(workspace, c.Input)
+		}
+		return &agentcore.ToolDecision{RequireApproval: true, ApprovalPayload: req}, nil
 	case c.Approval.Decision == "always":
 		rule := AlwaysRule{Workspace: workspace, Category: cat, Prefix: prefix}
 		if err := g.change(ctx, func(a *Approvals) error { a.Always = append(a.Always, rule); return nil }); err != nil {
