@@ -191,18 +191,13 @@ const writeWait = 5 * time.Minute
 // argument deltas (or the same bytes as reply text) into an open page, and
 // returns the server's CPU time for it and the longest main-thread task
 // the page had.
-func streamWrite(t *testing.T, s target, size int, asText bool) (cpu time.Duration, longest float64) {
+func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.Duration, longest float64) {
 	t.Helper()
 	id := s.newThread(t)
 	s.yolo(t, id)
 	pg, closePage := openThread(t, s, id)
 	defer closePage()
 	pg.MustEval(longTasks)
-	var code strings.Builder
-	for i := 0; code.Len() < size; i++ {
-		fmt.Fprintf(&code, "\tx%06d := compute(%d) // line %d\n", i, i, i)
-	}
-	content := code.String()[:size]
 	if asText {
 		s.Model.Push(scripted.Reply{Text: content, Tokens: chunks(content, 16)})
 	} else {
@@ -234,6 +229,33 @@ func streamWrite(t *testing.T, s target, size int, asText bool) (cpu time.Durati
 	return cpu, longest
 }
 
+// codeText is size bytes of Go-like lines. As a reply's text, each line's
+// leading tab makes the whole of it one indented code block.
+func codeText(size int) string {
+	var code strings.Builder
+	for i := 0; code.Len() < size; i++ {
+		fmt.Fprintf(&code, "\tx%06d := compute(%d) // line %d\n", i, i, i)
+	}
+	return code.String()[:size]
+}
+
+// markdownText is size bytes of a long reply as models write them: a
+// heading, paragraphs, a list, a 20-line Go code block and a table,
+// over and over.
+func markdownText(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "## Part %d\n\nThis part explains step %d of the change in a few plain sentences, the way a model writes them: "+
+			"what it read, what it found, and what it will do next, with `inline code` and **a little emphasis**.\n\n", i, i)
+		fmt.Fprintf(&b, "- read `file%d.go`\n- change the handler\n- run the tests\n\n```go\n", i)
+		for j := range 20 {
+			fmt.Fprintf(&b, "\tv%d := compute(%d, %d) // step %d\n", j, i, j, j)
+		}
+		fmt.Fprintf(&b, "```\n\n| file | lines | status |\n|---|---:|---|\n| a%d.go | %d | done |\n| b%d.go | %d | open |\n\n", i, i*3, i, i*7)
+	}
+	return b.String()[:size]
+}
+
 func chunks(s string, n int) []string {
 	var out []string
 	for len(s) > n {
@@ -248,20 +270,23 @@ func chunks(s string, n int) []string {
 // floor is the same bytes relayed as bare Datastar patches.
 func TestBenchLargeWritePreview(t *testing.T) {
 	if !*benchFlag {
-		streamWrite(t, startParley(t).target(), 64<<10, false)
+		streamWrite(t, startParley(t).target(), codeText(64<<10), false)
 		return
 	}
 	model := newModel(t)
 	parley := startParleyProcess(t, t.TempDir(), model)
 	floor := startFloor(t, model)
-	toolCPU, toolLong := streamWrite(t, parley, 1<<20, false)
-	textCPU, textLong := streamWrite(t, parley, 1<<20, true)
-	floorCPU, floorLong := streamWrite(t, floor, 1<<20, true)
+	toolCPU, toolLong := streamWrite(t, parley, codeText(1<<20), false)
+	textCPU, textLong := streamWrite(t, parley, markdownText(1<<20), true)
+	codeCPU, codeLong := streamWrite(t, parley, codeText(1<<20), true)
+	floorCPU, floorLong := streamWrite(t, floor, markdownText(1<<20), true)
 	fmt.Printf("BENCH write_file_1mib_16b_server_cpu %.0f ms\n", ms(toolCPU))
 	fmt.Printf("BENCH text_1mib_16b_server_cpu %.0f ms\n", ms(textCPU))
+	fmt.Printf("BENCH code_block_1mib_16b_server_cpu %.0f ms\n", ms(codeCPU))
 	fmt.Printf("BENCH floor_1mib_16b_server_cpu %.0f ms\n", ms(floorCPU))
 	fmt.Printf("BENCH write_file_vs_text_cpu_ratio %.2f x\n", float64(toolCPU)/float64(textCPU))
 	fmt.Printf("BENCH write_file_1mib_longest_main_thread_task %.0f ms\n", toolLong)
 	fmt.Printf("BENCH text_1mib_longest_main_thread_task %.0f ms\n", textLong)
+	fmt.Printf("BENCH code_block_1mib_longest_main_thread_task %.0f ms\n", codeLong)
 	fmt.Printf("BENCH floor_1mib_longest_main_thread_task %.0f ms\n", floorLong)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -42,9 +43,16 @@ const bodyHeight = `async () => {
 // size of the deltas.
 func TestStreamedReplyEqualsReload(t *testing.T) {
 	p := startParley(t)
-	for _, chunk := range []int{1, 5, 64} {
+	// The last case sends far more per frame than the page is given at
+	// once (liveReply's pace): it catches up over several frames.
+	flood := strings.Repeat(blocksReply+"\n```\n\n", 40)
+	for _, c := range []struct {
+		chunk int
+		text  string
+	}{{1, blocksReply}, {5, blocksReply}, {64, blocksReply}, {20000, flood}} {
+		chunk := c.chunk
 		id := p.newThread()
-		p.Model.Push(scripted.Reply{Text: blocksReply, ChunkSize: chunk, Delay: time.Millisecond})
+		p.Model.Push(scripted.Reply{Text: c.text, ChunkSize: chunk, Delay: time.Millisecond})
 		pg := p.page("/t/" + id)
 		pg.MustElement("#draft").MustInput("show me everything")
 		pg.Keyboard.MustType(input.Enter)
@@ -59,11 +67,21 @@ func TestStreamedReplyEqualsReload(t *testing.T) {
 		whole := evalString(pg, bodyHTML)
 		wholeHeight := pg.MustEval(bodyHeight).Num()
 		if streamed != whole {
-			t.Fatalf("chunk %d: the streamed reply differs from the reloaded one:\nstreamed %s\n   whole %s", chunk, streamed, whole)
+			at := 0
+			for at < min(len(streamed), len(whole)) && streamed[at] == whole[at] {
+				at++
+			}
+			t.Fatalf("chunk %d: the streamed reply (%d bytes) differs from the reloaded one (%d bytes) at byte %d:\nstreamed …%s…\n   whole …%s…",
+				chunk, len(streamed), len(whole), at, around(streamed, at), around(whole, at))
 		}
 		if streamedHeight != wholeHeight {
 			t.Fatalf("chunk %d: the streamed reply is %.1f px high, the reloaded one %.1f px", chunk, streamedHeight, wholeHeight)
 		}
 		pg.MustClose()
 	}
+}
+
+// around is s near at, for a failure message.
+func around(s string, at int) string {
+	return s[max(0, at-200):min(len(s), at+200)]
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
@@ -28,13 +30,44 @@ type liveReply struct {
 	id    string // the message's
 	parts []livePart
 	shell string // the message rendered without its body, as last sent
+	// final is the stored reply of a run that ended while the page was
+	// still behind it: later frames finish it (chatStream.finishing).
+	final *agentcore.Message
 }
 
 type livePart struct {
-	kind string
-	key  string
-	md   *markdown.Stream // text
-	html string           // everything else: as last sent
+	kind  string
+	key   string
+	md    *markdown.Stream // text
+	shown int              // text: bytes of it given to md
+	html  string           // everything else: as last sent
+}
+
+// pace is the most Markdown one frame sends of a text: about 50 KB of
+// HTML when it is all highlighted code, which a page parses and lays out
+// well within a frame's task budget. A page given a flood (a reply of
+// megabytes at full speed, or opened on one being written) catches up
+// over a few frames instead of freezing for one long one; models write
+// far below 8 KiB per frame (500 KB/s), so the page never lags them.
+const pace = 8 << 10
+
+// paced is text cut to at most pace bytes past from, at the last line
+// end within them when there is one, else at a character boundary.
+func paced(text string, from int) (string, bool) {
+	if from > len(text) {
+		from = 0 // rewritten shorter: the stream starts over
+	}
+	if len(text)-from <= pace {
+		return text, false
+	}
+	cut := from + pace
+	if nl := strings.LastIndexByte(text[from:cut], '\n'); nl >= 0 {
+		return text[:from+nl+1], true
+	}
+	for cut > from && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut], true
 }
 
 // fits says whether the parts on the page still begin pieces, so that
@@ -81,6 +114,9 @@ func (v *chatStream) showLive(m agentcore.Message, live agentcore.Live, isNew bo
 	view, content, _ := v.s.messageShell(m, live, true)
 	pieces := replyPieces(m.ThreadID, content, &v.args)
 	lr := v.live[m.ID]
+	if lr != nil {
+		lr.final = nil // written again: no longer finishing
+	}
 	if lr == nil || isNew || !lr.fits(pieces) {
 		return v.startLive(m.ID, view, pieces, isNew)
 	}
@@ -113,12 +149,27 @@ func (v *chatStream) startLive(id string, view components.Message, pieces []piec
 	lr.shell = shellOf(view)
 	for i, p := range pieces {
 		if p.kind == pieceText {
-			if err := v.apply(lr.parts[i].md.Next(p.text)); err != nil {
+			if err := v.nextText(&lr.parts[i], p.text, false); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// nextText gives a text part's stream the next paced piece of text (final:
+// text is complete), and marks the page behind when some of it waits.
+func (v *chatStream) nextText(lp *livePart, text string, final bool) error {
+	text, behind := paced(text, lp.shown)
+	lp.shown = len(text)
+	var ops []markdown.Op
+	if final && !behind {
+		ops = lp.md.Finish(text)
+	} else {
+		ops = lp.md.Next(text)
+	}
+	v.behind = v.behind || behind
+	return v.apply(ops)
 }
 
 // updateLive brings the parts on the page to pieces (final: the reply is
@@ -135,13 +186,7 @@ func (v *chatStream) updateLive(lr *liveReply, pieces []piece, final bool) (bool
 		}
 		lp := &lr.parts[i]
 		if p.kind == pieceText {
-			var ops []markdown.Op
-			if final {
-				ops = lp.md.Finish(p.text)
-			} else {
-				ops = lp.md.Next(p.text)
-			}
-			if err := v.apply(ops); err != nil {
+			if err := v.nextText(lp, p.text, final); err != nil {
 				return false, err
 			}
 			continue
@@ -171,9 +216,8 @@ func (v *chatStream) updateLive(lr *liveReply, pieces []piece, final bool) (bool
 }
 
 // finishLive brings a reply that was being written to its stored version m
-// and forgets it.
+// and forgets it; when the page is behind, it keeps m for later frames.
 func (v *chatStream) finishLive(lr *liveReply, m agentcore.Message) error {
-	delete(v.live, m.ID)
 	view, content, _ := v.s.messageShell(m, agentcore.Live{}, false)
 	pieces := replyPieces(m.ThreadID, content, &v.args)
 	whole := func() error {
@@ -182,14 +226,25 @@ func (v *chatStream) finishLive(lr *liveReply, m agentcore.Message) error {
 			datastar.WithSelectorID(components.MsgID(m.ID)), datastar.WithModeReplace())
 	}
 	if !lr.fits(pieces) {
+		delete(v.live, m.ID)
 		return whole()
 	}
-	if ok, err := v.updateLive(lr, pieces, true); err != nil || !ok {
-		if err != nil {
-			return err
-		}
+	behind := v.behind
+	v.behind = false
+	ok, err := v.updateLive(lr, pieces, true)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		delete(v.live, m.ID)
 		return whole()
 	}
+	if v.behind {
+		lr.final = &m
+		return nil
+	}
+	v.behind = behind
+	delete(v.live, m.ID)
 	if err := v.sse.RemoveElementByID(components.CursorID(m.ID)); err != nil {
 		return err
 	}

@@ -81,6 +81,14 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			s.logStreamEnd(id, err)
 			return
 		}
+		if v.behind && timerC == nil { // no event needs to wake the next frame
+			if timer == nil {
+				timer = time.NewTimer(frame)
+			} else {
+				timer.Reset(frame)
+			}
+			timerC = timer.C
+		}
 	}
 }
 
@@ -111,6 +119,7 @@ type chatStream struct {
 	actions  bool
 	usage    bool // a run ended: the thread's usage total changed
 	urgent   bool // a terminal event: flush now
+	behind   bool // a reply on the page lags its text (liveReply's pace): send more next frame
 }
 
 func (v *chatStream) take(thread, list []agentcore.Event) {
@@ -156,7 +165,7 @@ func (v *chatStream) change(id string) {
 }
 
 func (v *chatStream) dirty() bool {
-	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox
+	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox || v.behind
 }
 
 // full sends the whole chat: used once when the stream opens.
@@ -212,6 +221,19 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	live, running := v.s.rt.Live(v.id)
+	// A reply the page lags: the next piece of it, live or finishing.
+	if v.behind {
+		v.behind = false
+		for id, lr := range v.live {
+			if lr.final == nil && !(running && live.MessageID == id) {
+				continue
+			}
+			if v.changed == nil {
+				v.changed = map[string]bool{}
+			}
+			v.changed[id] = true
+		}
+	}
 
 	for _, id := range v.added {
 		m, err := v.s.rt.GetMessage(ctx, id)
@@ -248,6 +270,12 @@ func (v *chatStream) flush(ctx context.Context) error {
 		m := agentcore.Message{ID: id, ThreadID: v.id, Role: agentcore.RoleAssistant}
 		if running && live.MessageID == id {
 			if err := v.showLive(m, live, false); err != nil {
+				return err
+			}
+			continue
+		}
+		if lr := v.live[id]; lr != nil && lr.final != nil {
+			if err := v.finishLive(lr, *lr.final); err != nil {
 				return err
 			}
 			continue

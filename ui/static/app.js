@@ -277,7 +277,18 @@ document.addEventListener("click", async (e) => {
       anchor.at = at;
     }
   };
-  new MutationObserver(follow).observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+  // Once per frame: reading scrollHeight lays the page out, and a long
+  // reply's stream changes it many times between two frames.
+  let queued = false;
+  const followSoon = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      follow();
+    });
+  };
+  new MutationObserver(followSoon).observe(document.documentElement, { childList: true, subtree: true, characterData: true });
   addEventListener("DOMContentLoaded", () => {
     const hit = document.querySelector("#messages .msg-hit");
     const el = scroller();
