@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/go-rod/rod"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,6 +40,23 @@ const observeTokens = `() => {
 	}).observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});
 }`
 
+// clockSkew is how far the page's clock (performance.timeOrigin +
+// performance.now(), which Chromium may set milliseconds off the system
+// clock) runs ahead of this process's, in ms: from the round trip with the
+// least delay of several, so it is off by at most half that delay.
+func clockSkew(pg *rod.Page) float64 {
+	best, skew := math.Inf(1), 0.0
+	for range 9 {
+		before := float64(time.Now().UnixNano()) / 1e6
+		page := pg.MustEval(`() => performance.timeOrigin + performance.now()`).Num()
+		after := float64(time.Now().UnixNano()) / 1e6
+		if after-before < best {
+			best, skew = after-before, page-(before+after)/2
+		}
+	}
+	return skew
+}
+
 type tokenRun struct {
 	delays []float64     // ms per token
 	endLag float64       // ms from the last write to the last token on screen
@@ -58,6 +76,7 @@ func streamTokensInto(t testing.TB, s target, id string, rate, n int) tokenRun {
 	pg, closePage := openThread(t, s, id)
 	defer closePage()
 	pg.MustEval(observeTokens)
+	skew := clockSkew(pg)
 
 	tokens := make([]string, n)
 	for i := range tokens {
@@ -92,9 +111,9 @@ func streamTokensInto(t testing.TB, s target, id string, rate, n int) tokenRun {
 	defer mu.Unlock()
 	run := tokenRun{delays: make([]float64, n), cpu: cpuEnd - cpuStart}
 	for i, v := range seen {
-		run.delays[i] = v.Num() - written[i]
+		run.delays[i] = v.Num() - skew - written[i]
 	}
-	run.endLag = seen[n-1].Num() - written[n-1]
+	run.endLag = seen[n-1].Num() - skew - written[n-1]
 	return run
 }
 

@@ -49,7 +49,7 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 
 	var timer *time.Timer
 	var timerC <-chan time.Time
-	last := time.Now()
+	var last time.Time // the last frame that patched a message
 	for {
 		select {
 		case <-ctx.Done():
@@ -76,7 +76,11 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		}
-		last = time.Now()
+		// Only a reply's frames space the next one: a sidebar or a new
+		// message patched just before the first token must not hold it.
+		if len(v.changed) > 0 {
+			last = time.Now()
+		}
 		if err := v.flush(ctx); err != nil {
 			s.logStreamEnd(id, err)
 			return
