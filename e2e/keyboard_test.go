@@ -117,8 +117,9 @@ func TestShortcuts(t *testing.T) {
 	}
 }
 
-// An approval that appears takes the focus when the user is not typing;
-// Y allows once, A always, N denies. A Y typed into the message box is text.
+// An approval that appears takes the focus when the user is not typing
+// (see focus_test.go); Y allows once, A always, N denies. A Y typed into the
+// message box is text.
 func TestApprovalKeys(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
@@ -131,16 +132,18 @@ func TestApprovalKeys(t *testing.T) {
 
 	// Typing when the approval appears: the keys stay text.
 	p.Model.Push(
-		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "k1", Name: "write_file", Args: `{"path":"one.txt","content":"1\n"}`}}},
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "k1", Name: "write_file", Args: `{"path":"one.txt","content":"1\n"}`}},
+			ChunkSize: 8, Delay: 100 * time.Millisecond}, // the approval appears after the user has begun the next message
 		scripted.Reply{Text: "Wrote one."},
 	)
 	sendMsg(t, pg, "write one")
+	pg.Keyboard.MustType(input.KeyO, input.KeyK)
 	approval("k1")
 	if a := active(pg); a != "draft" {
 		t.Fatalf("the approval took the focus from the message box (focus: %q)", a)
 	}
 	pg.Keyboard.MustType(input.KeyY)
-	if v := evalString(pg, `() => document.querySelector('#draft').value`); v != "y" {
+	if v := evalString(pg, `() => document.querySelector('#draft').value`); v != "oky" {
 		t.Fatalf("y in the message box gave %q", v)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -206,23 +206,43 @@ document.addEventListener("click", async (e) => {
   setTimeout(() => (btn.textContent = "Copy"), 1200);
 });
 
-// A question that appears takes the focus, like a dialog would. An
-// approval that appears takes it too (Y, A, N answer it), unless the user
-// is typing: a keystroke meant for the text must never answer it.
+// A question or approval that appears takes the focus, like a dialog would
+// (an approval's Y, A, N answer it), unless the user is typing: focus
+// never moves from a field that holds text or took a key in the last
+// moments, for a keystroke meant for the text must never answer what
+// appeared (a Space on a question's option picks it). Sending a message
+// ends the typing: the approval it leads to takes the focus.
+const typingPause = 1500; // ms after the last key in a field that still count as typing
+let lastKeyInField = -Infinity;
+document.addEventListener("keydown", (e) => {
+  if (isEditable(e.target)) lastKeyInField = performance.now();
+}, true);
+// Runs after the keydown above when Enter sends the message.
+document.addEventListener("submit", () => (lastKeyInField = -Infinity), true);
+
+function userTyping() {
+  const el = document.activeElement;
+  if (!isEditable(el)) return false;
+  if (performance.now() - lastKeyInField < typingPause) return true;
+  const text = el.isContentEditable ? el.textContent : el.value;
+  return !!text?.trim();
+}
+
+// The element that takes the focus in a waiting question or approval.
+function waitingFocusTarget(item) {
+  if (item.matches("[data-question]")) return item.querySelector(".q-option input, .q-option, textarea");
+  return item.querySelector(".approve-once");
+}
+
 (() => {
   let seen = new Set();
   new MutationObserver(() => {
-    for (const q of document.querySelectorAll("[data-question]")) {
-      if (seen.has(q.id)) continue;
-      seen.add(q.id);
-      const first = q.querySelector(".q-option input, .q-option, textarea");
-      first?.focus({ preventScroll: true });
-      q.scrollIntoView({ block: "nearest" });
-    }
-    for (const a of document.querySelectorAll("[data-approval]")) {
-      if (seen.has(a.id)) continue;
-      seen.add(a.id);
-      if (!isEditable(document.activeElement)) a.querySelector(".approve-once")?.focus({ preventScroll: true });
+    for (const item of document.querySelectorAll("[data-question], [data-approval]")) {
+      if (seen.has(item.id)) continue;
+      seen.add(item.id);
+      if (userTyping()) continue; // the waiting pill leads back to it
+      waitingFocusTarget(item)?.focus({ preventScroll: true });
+      item.scrollIntoView({ block: "nearest" });
     }
   }).observe(document.documentElement, { childList: true, subtree: true });
 })();
