@@ -57,7 +57,13 @@ type Runtime struct {
 	Prepare func(t Thread, opts *StreamOptions)
 	// CloseGrace overrides DefaultCloseGrace when positive.
 	CloseGrace time.Duration
-	agents     []*Agent
+	// AutoTitle: after a thread's first completed reply, its model writes
+	// the thread's title (title.go). Off, the first message titles it.
+	AutoTitle bool
+	agents    []*Agent
+	// titles is cancelled by Close: it ends title calls in progress.
+	titles      context.Context
+	closeTitles context.CancelFunc
 
 	mu     sync.Mutex
 	live   map[string]*liveRun     // thread id → the run in progress
@@ -85,7 +91,8 @@ func NewRuntimeOn(store Store, bus *Bus, log *slog.Logger, agents ...*Agent) *Ru
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runtime{store: store, bus: bus, Log: log, agents: agents,
+	titles, closeTitles := context.WithCancel(context.Background())
+	return &Runtime{store: store, bus: bus, Log: log, agents: agents, titles: titles, closeTitles: closeTitles,
 		live: map[string]*liveRun{}, lanes: map[string]*sync.Mutex{}, queued: map[string][]queuedTurn{}}
 }
 
@@ -394,6 +401,7 @@ func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *li
 		if _, err := rt.store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
 			rt.Log.Warn("set thread title", "thread", thread.ID, "err", err)
 		}
+		rt.markAutoTitle(ctx, thread.ID)
 		rt.bus.Publish(Event{Type: EventThread, ThreadID: thread.ID})
 	}
 	if err := rt.store.CreateRun(ctx, l.run); err != nil {
@@ -551,8 +559,15 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	}
 	rt.mu.Lock()
 	delete(rt.live, l.run.ThreadID)
+	titled := rt.AutoTitle && !rt.closed && e.Type == EventFinish && e.FinishReason != FinishSuspended && e.Error == ""
+	if titled {
+		rt.wg.Add(1) // done by retitle; this run's own count is still held
+	}
 	rt.mu.Unlock()
 	rt.bus.Publish(e)
+	if titled {
+		go rt.retitle(l.run.ThreadID, l.agent, l.run.Model)
+	}
 	rt.turnover(l, e, leftover)
 	rt.kickNotes() // what waited for the thread to fall idle may go now
 }
@@ -638,6 +653,7 @@ func (rt *Runtime) Wait(ctx context.Context, threadID string) error {
 func (rt *Runtime) Close() {
 	rt.mu.Lock()
 	rt.closed = true
+	rt.closeTitles()
 	stop, done := rt.stopNotes, rt.notesDone
 	rt.stopNotes = nil
 	for _, l := range rt.live {

@@ -143,6 +143,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		if m.demo == nil {
 			m.demo = scripted.NewServer()
 			m.demo.SetDefault(scripted.Demo)
+			m.demo.SetTitles(scripted.DemoTitle)
 			in.Demo = m.demo
 		}
 	}
@@ -218,6 +219,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		agent.Tools[name] = t
 	}
 	in.Runtime.Prepare = chat.Prepare(agent, wss)
+	in.Runtime.AutoTitle = true
 	in.Runtime.StartNotifications()
 	in.Inbox = chat.NewInbox(in.Runtime, log)
 	in.UI, err = ui.New(ui.Config{

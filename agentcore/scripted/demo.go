@@ -268,3 +268,19 @@ const demoLong = "# A longer answer\n\n" +
 	"| the conversation | this column, newest at the bottom |\n" +
 	"| the data file | `~/.local/share/parley/parley.db` on Linux, or `--data` |\n\n" +
 	"That is the tour. Send another message to see the short reply again, or add a key and ask something real.\n"
+
+// DemoTitle names a demo chat as a model would: the first words of what
+// the user wrote first, capitalised, without a full stop.
+func DemoTitle(req Request) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(req.LastUserText()), "\n")
+	words := strings.Fields(first)
+	if len(words) > 6 {
+		words = words[:6]
+	}
+	title := strings.TrimRight(strings.Join(words, " "), ".!?,;:")
+	if title == "" {
+		return ""
+	}
+	r := []rune(title)
+	return strings.ToUpper(string(r[0])) + string(r[1:])
+}

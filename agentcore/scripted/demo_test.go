@@ -272,3 +272,17 @@ func TestDemoShowcasesEndAfterOnePass(t *testing.T) {
 		})
 	}
 }
+
+// The demo names a chat from the first words the user wrote.
+func TestDemoTitle(t *testing.T) {
+	for in, want := range map[string]string{
+		"break this into tasks please.":                        "Break this into tasks please",
+		"Add a dark theme to the settings page, with a toggle": "Add a dark theme to the",
+		"  ": "",
+	} {
+		req := Request{Messages: []Message{{Role: "system", Content: TitleMarker}, {Role: "user", Content: in}}}
+		if got := DemoTitle(req); got != want {
+			t.Errorf("DemoTitle(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -87,6 +88,10 @@ type Server struct {
 	requests []Request
 	respond  func(Request) Reply
 	seq      int
+	// titles answers the requests that ask for a chat's title (see
+	// TitleMarker); titled records them.
+	titles func(Request) string
+	titled []Request
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -150,6 +155,43 @@ func (s *Server) SetDefault(respond func(Request) Reply) {
 	s.respond = respond
 }
 
+// TitleMarker begins the system prompt of a request for a chat's title
+// (agentcore.TitlePrompt). The server answers such a request itself,
+// outside the queue and the log of Requests, so that a test's scripted
+// turns and its count of model calls stay what the test wrote: by default
+// with nothing (the chat keeps the title its first message gave it);
+// SetTitles changes that, as the demo does (DemoTitle).
+const TitleMarker = "You name chats."
+
+// SetTitles sets how title requests are answered.
+func (s *Server) SetTitles(title func(Request) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.titles = title
+}
+
+// TitleRequests returns the title requests received so far.
+func (s *Server) TitleRequests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.titled...)
+}
+
+// title answers req if it asks for a title.
+func (s *Server) title(req Request) (Reply, bool) {
+	if len(req.Messages) == 0 || req.Messages[0].Role != "system" || !strings.HasPrefix(req.Messages[0].Content, TitleMarker) {
+		return Reply{}, false
+	}
+	s.mu.Lock()
+	s.titled = append(s.titled, req)
+	title := s.titles
+	s.mu.Unlock()
+	if title == nil {
+		return Reply{}, true // no title: the chat keeps the one it has
+	}
+	return Reply{Text: title(req)}, true
+}
+
 // Requests returns the requests received so far, oldest first.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -197,7 +239,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Body = body
 
-	reply, seq := s.next(req)
+	reply, titled := s.title(req)
+	seq := 0
+	if !titled {
+		reply, seq = s.next(req)
+	}
 	for k, v := range reply.Header {
 		w.Header()[k] = v
 	}
