@@ -226,6 +226,23 @@ type ToolCard struct {
 	// the path, the diff being typed, the content being written.
 	Preview  *Preview
 	ThreadID string
+	// Title is what the call does, in words ("Write", "Ran", "Searched
+	// for"); TitleCode the path, command or pattern it acts on, shown as
+	// code after it. Name stays the raw tool name, for data-tool-name.
+	Title     string
+	TitleCode string
+	// Tasks are the rows of a task list call (task_write while it streams,
+	// the list a task tool returned).
+	Tasks []Task
+	// Details are the raw arguments and result, pretty-printed, behind a
+	// collapsed toggle.
+	Details *ToolDetails
+}
+
+// ToolDetails are a call's raw arguments and result as indented JSON.
+type ToolDetails struct {
+	Args   string
+	Result string
 }
 
 // Preview is a workspace tool's live (or final) view.
@@ -253,6 +270,15 @@ type DiffLine struct {
 	Old  int    // line number in the old text (0: none)
 	New  int    // line number in the new text (0: none)
 	Text string
+}
+
+// toolTitle is a card's title without its code part: the title, else the
+// tool's name.
+func toolTitle(t ToolCard) string {
+	if t.Title == "" && t.TitleCode == "" {
+		return t.Name
+	}
+	return t.Title
 }
 
 func lineNo(n int) string {
@@ -319,7 +345,7 @@ func questionHint(q Question) string {
 
 // hasBody says whether a card has anything to show below its header.
 func hasBody(t ToolCard) bool {
-	return t.Preview != nil || (len(t.Args) > 0 && t.Question == nil && t.Plan == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != ""
+	return t.Preview != nil || (len(t.Args) > 0 && t.Question == nil && t.Plan == nil) || t.ArgsNote != "" || t.Progress != "" || t.Error != "" || t.Result != "" || len(t.Tasks) > 0 || t.Details != nil
 }
 
 func planState(t ToolCard) string {
@@ -389,4 +415,13 @@ type SignalLine struct {
 // from, for its Copy button.
 func MessageTextURL(threadID, messageID string) string {
 	return ThreadAction(threadID, "messages/"+seg(messageID)+"/text")
+}
+
+// taskActive is what a task in progress shows: its active form, else (a
+// task still being written) its content.
+func taskActive(t Task) string {
+	if t.ActiveForm != "" {
+		return t.ActiveForm
+	}
+	return t.Content
 }

@@ -50,8 +50,11 @@ func TestToolCardStreamsArguments(t *testing.T) {
 	waitJS(t, pg, `(n) => `+card+`.dataset.state === 'input-streaming' && `+card+`.innerText.length > n + 40`, len(first))
 	waitJS(t, pg, `() => `+card+`.dataset.state === 'done' && !`+card+`.open`)
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
-	if got := evalString(pg, `() => `+card+`.querySelector('.tool-result').textContent`); !strings.Contains(got, `"written": 510`) {
+	if got := evalString(pg, `() => `+card+`.querySelector('.tool-result').textContent`); got != "written: 510" {
 		t.Fatalf("result shown: %q", got)
+	}
+	if got := evalString(pg, `() => `+card+`.querySelector('.tool-details').textContent`); !strings.Contains(got, `"written": 510`) {
+		t.Fatalf("raw result in Details: %q", got)
 	}
 	reply := evalString(pg, `() => document.querySelector('#messages .msg-assistant .msg-body').innerText`)
 	if !strings.Contains(reply, "Writing it now.") || !strings.Contains(reply, "Saved the note.") {

@@ -214,9 +214,13 @@ func unifiedDiff(a, b string, limit int) ([]components.DiffLine, string) {
 	ca, cb, lines := dmp.DiffLinesToChars(a, b)
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
 	var all []components.DiffLine
+	// newAt is each line's place in the new text, for the separator that
+	// says where a hunk starts (a removed line's: where it was).
+	var newAt []int
 	o, n := 1, 1
 	for _, d := range diffs {
 		for _, l := range splitLines(d.Text) {
+			newAt = append(newAt, n)
 			switch d.Type {
 			case diffmatchpatch.DiffEqual:
 				all = append(all, components.DiffLine{Kind: "ctx", Old: o, New: n, Text: l})
@@ -251,7 +255,7 @@ func unifiedDiff(a, b string, limit int) ([]components.DiffLine, string) {
 			continue
 		}
 		if last >= 0 && i != last+1 || last < 0 && i > 0 {
-			out = append(out, components.DiffLine{Kind: "hunk", Text: fmt.Sprintf("@@ -%d +%d @@", l.Old, l.New)})
+			out = append(out, components.DiffLine{Kind: "hunk", Text: fmt.Sprintf("⋯ line %d", newAt[i])})
 		}
 		out = append(out, l)
 		last = i

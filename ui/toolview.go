@@ -104,23 +104,42 @@ func toolCard(ti *agentcore.ToolInvocation, prev *argPreview) *components.ToolCa
 			card.State = "error"
 		}
 	}
+	// shown are the arguments as the page may show them: a display
+	// transform's stand-in, else the call's own (nil while written).
+	var shown json.RawMessage
+	argsHidden := false
 	switch {
 	case display != nil && hasPhase(display, agentcore.PhaseInputAvailable):
-		card.Args = fields(mustJSON(display[agentcore.PhaseInputAvailable].Transformed))
+		shown = mustJSON(display[agentcore.PhaseInputAvailable].Transformed)
+		card.Args = fields(shown)
 	case ti.State == "partial-call":
 		if _, hidden := display[agentcore.PhaseInputDelta]; hidden {
 			// A display transform governs the deltas: fail closed.
 			card.ArgsNote = "Arguments hidden while they are written."
+			argsHidden = true
 		} else if prev != nil {
 			card.Args = prev.fields(ti)
 		}
 	default:
-		card.Args = fields(ti.Args)
+		shown = ti.Args
+		card.Args = fields(shown)
 	}
 	var st *argParser
 	if ti.State == "partial-call" && prev != nil {
 		st = prev.parsers[ti.ToolCallID]
 	}
+	var titleArgs args
+	switch {
+	case argsHidden:
+	case shown != nil:
+		var f finalArgs
+		_ = json.Unmarshal(shown, &f)
+		titleArgs = f
+	case st != nil:
+		titleArgs = liveArgs{st}
+	}
+	card.Title, card.TitleCode = cardTitle(ti.ToolName, card.State, titleArgs, ti.Result)
+	builtin := builtinTools[ti.ToolName]
 	if card.Preview = preview(ti, st); card.Preview != nil {
 		kept := card.Args[:0:0]
 		for _, f := range card.Args {
@@ -133,13 +152,35 @@ func toolCard(ti *agentcore.ToolInvocation, prev *argPreview) *components.ToolCa
 	} else if len(card.Args) > 0 {
 		card.Brief = firstLine(card.Args[0].Value, 120)
 	}
-	if ti.ToolName == "task_write" && ti.State != "partial-call" {
-		var in struct {
-			Tasks []json.RawMessage `json:"tasks"`
+	if builtin {
+		// The title says what the call acts on; the body shows the rest.
+		card.Args = nil
+		if card.TitleCode != "" || card.Preview != nil {
+			card.Brief = ""
 		}
-		if json.Unmarshal(ti.Args, &in) == nil {
-			card.Brief = fmt.Sprintf("%d tasks", len(in.Tasks))
+	}
+	switch ti.ToolName {
+	case "task_write", "task_update", "task_complete", "task_check":
+		card.Brief = ""
+		if ti.State == "partial-call" {
+			if st != nil && !argsHidden {
+				if v, ok := st.p.Lookup("tasks"); ok {
+					card.Tasks = taskViews(chat.PartialTasks(v))
+				}
+			}
+		} else if !argsHidden {
+			card.Tasks = cardTasks(shown, ti.Result)
 		}
+		if ti.ToolName == "task_write" && ti.State != "partial-call" {
+			var in struct {
+				Tasks []json.RawMessage `json:"tasks"`
+			}
+			if json.Unmarshal(shown, &in) == nil && in.Tasks != nil {
+				card.Brief = fmt.Sprintf("%d tasks", len(in.Tasks))
+			}
+		}
+	case "web_fetch", "web_search":
+		card.Brief = ""
 	}
 	if ti.Approval {
 		card.Approval = approvalView(ti)
@@ -158,15 +199,22 @@ func toolCard(ti *agentcore.ToolInvocation, prev *argPreview) *components.ToolCa
 		if r, ok := display[phase]; ok {
 			payload = mustJSON(r.Transformed)
 		}
-		text := pretty(payload)
 		if ti.IsError {
-			card.Error = clip(text, resultPreview)
+			card.Error = clip(pretty(payload), resultPreview)
 			if ti.Cancelled {
 				card.Error = "Stopped: " + card.Error
 			}
+		} else if text, ok := resultBody(ti.ToolName, payload); ok {
+			card.Result = text
+			if ti.ToolName == "execute_command" {
+				card.Progress = "" // the output says it all, and in order
+			}
 		} else {
-			card.Result = clip(text, resultPreview)
+			card.Result = clip(plainResult(payload), resultPreview)
 		}
+		card.Details = details(shown, payload)
+	} else if ti.State != "partial-call" {
+		card.Details = details(shown, nil)
 	}
 	return card
 }
