@@ -228,10 +228,11 @@ function userTyping() {
   return !!text?.trim();
 }
 
-// The element that takes the focus in a waiting question or approval.
+// The element that takes the focus in a waiting question, approval or plan.
 function waitingFocusTarget(item) {
   if (item.matches("[data-question]")) return item.querySelector(".q-option input, .q-option, textarea");
-  return item.querySelector(".approve-once");
+  if (item.matches("[data-approval]")) return item.querySelector(".approve-once");
+  return item.querySelector("button, textarea, input");
 }
 
 (() => {
@@ -245,6 +246,62 @@ function waitingFocusTarget(item) {
       item.scrollIntoView({ block: "nearest" });
     }
   }).observe(document.documentElement, { childList: true, subtree: true });
+})();
+
+// A waiting item stays reachable: while a question, approval or plan waits
+// and none is in view, the "waiting for you" pill (ChatView) points to the
+// first one, ↓ below the view or ↑ above it; a click brings it into view
+// and gives it the focus. Checked once per frame, and only reads the
+// layout while something waits.
+(() => {
+  const waiting = "#messages [data-question], #messages [data-approval], #messages .plan-pending[data-plan]";
+  const minVisible = 40; // px of an item in view for it to count as seen
+  let target = null;
+  const update = () => {
+    const pill = document.getElementById("waiting-pill");
+    const el = document.getElementById("scroller");
+    if (!pill || !el) return;
+    const items = document.querySelectorAll(waiting);
+    target = null;
+    let below = true;
+    if (items.length) {
+      const view = el.getBoundingClientRect();
+      for (const item of items) {
+        const r = item.getBoundingClientRect();
+        const shown = Math.min(r.bottom, view.bottom) - Math.max(r.top, view.top);
+        if (shown >= Math.min(r.height, minVisible)) {
+          target = null;
+          break;
+        }
+        if (!target) {
+          target = item;
+          below = r.top >= view.bottom;
+        }
+      }
+    }
+    pill.hidden = !target;
+    const text = (below ? "↓" : "↑") + " waiting for you";
+    if (target && pill.textContent !== text) pill.textContent = text;
+  };
+  let queued = false;
+  const updateSoon = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      update();
+    });
+  };
+  new MutationObserver(updateSoon).observe(document.documentElement, {
+    childList: true, subtree: true, attributes: true, attributeFilter: ["class", "data-state", "hidden"],
+  });
+  document.addEventListener("scroll", (e) => e.target.id === "scroller" && updateSoon(), true);
+  addEventListener("resize", updateSoon);
+  document.addEventListener("click", (e) => {
+    if (!e.target.closest?.("#waiting-pill") || !target?.isConnected) return;
+    target.scrollIntoView({ block: "center" });
+    waitingFocusTarget(target)?.focus({ preventScroll: true });
+  });
 })();
 
 // Follow the conversation while the reader is at the bottom; stay put when
