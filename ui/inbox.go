@@ -36,8 +36,10 @@ func inboxView(in chat.Snapshot) components.Inbox {
 			item.Title, item.Detail = cmp.Or(it.Failed.Error, "The run failed"), it.Failed.Model
 		case it.Approval != nil:
 			item.Title = "Allow " + it.Approval.Call.ToolName + "?"
-			if card := toolCard(&it.Approval.Call, nil); card != nil && card.Brief != "" {
-				item.Detail = card.Brief
+			if card := toolCard(&it.Approval.Call, nil); card != nil {
+				// What the call acts on: the title's path or command, else
+				// the card's brief.
+				item.Detail = cmp.Or(card.TitleCode, card.Brief)
 			}
 		case it.Plan != nil:
 			item.Title = "A plan waits for your review"
