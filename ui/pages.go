@@ -48,7 +48,7 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	t, err := s.rt.GetThread(ctx, r.PathValue("id"))
 	if errors.Is(err, agentcore.ErrNotFound) {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
+		s.chatNotFound(w, r)
 		return
 	}
 	if err != nil {
@@ -66,6 +66,22 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, components.Page{Sidebar: sb, Chat: &c, Banner: components.Banner{Demo: s.cfg.Demo}, Models: s.modelList(c.Model)})
+}
+
+// chatNotFound answers a link to a chat that does not exist with a 404 page
+// in the app's layout that says so: a redirect to the new-chat screen left
+// the user wondering where the chat had gone.
+func (s *Server) chatNotFound(w http.ResponseWriter, r *http.Request) {
+	sb, err := s.sidebar(r.Context(), "")
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	if err := components.NotFoundPage(sb, components.Banner{Demo: s.cfg.Demo}).Render(r.Context(), w); err != nil {
+		s.log.Warn("render page", "path", r.URL.Path, "err", err)
+	}
 }
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, p components.Page) {
