@@ -96,7 +96,10 @@ func cardTitle(name, state string, a args, result json.RawMessage) (title, code 
 			u = parsed.Host
 		}
 		if u == "" {
-			return tense("Fetched a page", "Fetching a page"), ""
+			u = "a page"
+		}
+		if state == "suspended" {
+			return "Fetch " + u, "" // waiting for the user's approval
 		}
 		return tense("Fetched "+u, "Fetching "+u), ""
 	case "web_search":
@@ -107,7 +110,10 @@ func cardTitle(name, state string, a args, result json.RawMessage) (title, code 
 	case "ask_user":
 		return "Asked:", ""
 	case "submit_plan":
-		return tense("Proposed a plan:", "Proposing a plan:"), ""
+		if state == "input-streaming" {
+			return "Proposing a plan:", ""
+		}
+		return "Proposed a plan:", ""
 	case "task_write":
 		return tense("Updated the task list", "Updating the task list"), ""
 	case "task_update":

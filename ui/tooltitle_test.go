@@ -45,6 +45,8 @@ func TestCardTitles(t *testing.T) {
 		{"find_files", "result", `{}`, `{"files":[]}`, "Listed files", ""},
 		{"web_fetch", "result", `{"url":"https://example.com/a?b=c"}`, `{"content":"hi"}`, "Fetched example.com", ""},
 		{"web_fetch", "call", `{"url":"https://example.com/"}`, ``, "Fetching example.com", ""},
+		{"web_fetch", "suspended", `{"url":"https://example.com/"}`, ``, "Fetch example.com", ""},
+		{"submit_plan", "suspended", `{"title":"x"}`, ``, "Proposed a plan:", ""},
 		{"web_search", "result", `{"query":"go 1.25"}`, `"x"`, "Searched the web for “go 1.25”", ""},
 		{"task_write", "result", `{"tasks":[]}`, `{}`, "Updated the task list", ""},
 		{"delete_file", "result", `{"path":"old.txt"}`, `{}`, "Delete", "old.txt"},
