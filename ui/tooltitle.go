@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -20,6 +21,10 @@ const (
 	// detailsPreview bounds each of Details' arguments and result: a write's
 	// result holds the whole file twice.
 	detailsPreview = 16000
+	// detailsIndentMax is the largest payload Details indents whole; past
+	// it (a write's result can hold 2 MiB) only the start is shown, as it
+	// came: a card is rebuilt every frame of a reply being written.
+	detailsIndentMax = 64 << 10
 )
 
 // builtinTools are the tools Parley ships (toolkit, app): their cards have a
@@ -258,6 +263,13 @@ func prettyJSON(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
+	}
+	if len(raw) > detailsIndentMax {
+		cut := detailsPreview - 100 // under details' own cut, with the note
+		for cut > 0 && !utf8RuneStart(raw[cut]) {
+			cut--
+		}
+		return unescapeJSON(raw[:cut]) + fmt.Sprintf("\n… (%d more bytes)", len(raw)-cut)
 	}
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {

@@ -208,3 +208,12 @@ func TestDiffHunkSeparator(t *testing.T) {
 		}
 	}
 }
+
+// A payload too big to indent each frame shows its start, unescaped, cut.
+func TestPrettyJSONLargePayload(t *testing.T) {
+	big, _ := json.Marshal(map[string]string{"after": strings.Repeat("a > b\n", 20000)})
+	got := prettyJSON(big)
+	if len(got) > detailsPreview+100 || !strings.HasPrefix(got, `{"after":"a > b\na > b`) || !strings.Contains(got, "more bytes)") {
+		t.Fatalf("large payload: %d bytes, starts %q", len(got), got[:40])
+	}
+}
