@@ -80,18 +80,33 @@ func (s *Stream) wrapper(inner string) string {
 	return `<div class="md-open" id="` + s.openID() + `">` + inner + `</div>`
 }
 
-// Next brings the page from the text of the last call to text.
-func (s *Stream) Next(text string) []Op {
+// advance takes text as the stream's text and moves an open code block on
+// (final: the text is complete). It says false when the caller must not go
+// on: the text restarted the stream, or a code block is still open; ops
+// are then all there is to send.
+func (s *Stream) advance(text string, final bool) (ops []Op, more bool) {
 	if s.whole || !strings.HasPrefix(text, s.src) {
-		return s.restart(text)
+		return s.restart(text), false
 	}
 	s.src = text
-	var ops []Op
+	if s.code == nil {
+		return nil, true
+	}
+	ops = s.codeLines(final)
 	if s.code != nil {
-		ops = s.codeLines(false)
-		if s.code != nil {
-			return ops
+		if final { // cannot happen: a complete text closes every block
+			return s.restart(text), false
 		}
+		return ops, false
+	}
+	return ops, true
+}
+
+// Next brings the page from the text of the last call to text.
+func (s *Stream) Next(text string) []Op {
+	ops, more := s.advance(text, false)
+	if !more {
+		return ops
 	}
 	tail := text[s.done:]
 	complete := tail[:strings.LastIndexByte(tail, '\n')+1]
@@ -120,16 +135,9 @@ func (s *Stream) Next(text string) []Op {
 // Finish brings the page to the whole of text, which is complete: nothing
 // is open any more, and the page shows Render(text).
 func (s *Stream) Finish(text string) []Op {
-	if s.whole || !strings.HasPrefix(text, s.src) {
-		return s.restart(text)
-	}
-	s.src = text
-	var ops []Op
-	if s.code != nil {
-		ops = s.codeLines(true)
-		if s.code != nil { // cannot happen: a complete text closes every block
-			return s.restart(text)
-		}
+	ops, more := s.advance(text, true)
+	if !more {
+		return ops
 	}
 	if _, refs := parse(text[s.done:]); refs {
 		s.whole = true
