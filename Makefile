@@ -48,8 +48,9 @@ dist: assets
 	rm -rf dist
 	VERSION=$(VERSION) build/dist.sh
 
+# Flags for `parley serve` go in ARGS: make run ARGS="--addr 127.0.0.1:9000".
 run: build
-	./bin/parley serve
+	./bin/parley serve $(ARGS)
 
 generate:
 	$(GO) tool templ generate

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -19,16 +20,40 @@ import (
 const shutdownGrace = 5 * time.Second
 
 func serveCmd(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runServe(ctx, args, stdout, stderr)
+}
+
+// runServe is `parley serve` until ctx ends. At start it says where the
+// agent works and where the data is kept: `make run` in a checkout makes
+// that checkout the workspace, which nobody should learn by surprise.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseFlags("serve", args, stderr, true)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return Serve(ctx, c, Options{Log: log}, func(url string) {
 		fmt.Fprintf(stdout, "Parley is running at %s\n", url)
+		fmt.Fprintf(stdout, "Workspace (the agent reads and writes here): %s  (choose another with --workspace)\n", c.Workspace)
+		fmt.Fprintf(stdout, "Data folder (chats, settings, keys): %s  (choose another with --data)\n", c.DataDir)
 	})
+}
+
+// listenError says what to do when the address cannot be listened on; a
+// taken port names the address and the flag that picks another.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		other := "127.0.0.1:7778"
+		if host, port, err := net.SplitHostPort(addr); err == nil {
+			if p, err := strconv.Atoi(port); err == nil && p > 0 && p < 65535 {
+				other = net.JoinHostPort(host, strconv.Itoa(p+1))
+			}
+		}
+		return fmt.Errorf("%s is already in use by another program: choose another address with --addr %s (through make: make run ARGS=\"--addr %s\")", addr, other, other)
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
 }
 
 // Serve runs web mode until ctx ends. ready is called with the address to
@@ -47,7 +72,7 @@ func Serve(ctx context.Context, c Config, o Options, ready func(url string)) err
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		lock.release()
-		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+		return listenError(c.Addr, err)
 	}
 	in, err := openLocked(ctx, c, o, lock)
 	if err != nil {
