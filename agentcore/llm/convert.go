@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -491,11 +492,20 @@ func describe(provider string, err error) error {
 	}
 	var (
 		pe     *fantasy.ProviderError
+		page   *htmlPageError
 		syntax *json.SyntaxError
 		msg    string
 	)
 	switch {
+	case errors.As(cause, &page):
+		msg = provider + ": " + page.Error()
+	case errors.Is(cause, bufio.ErrTooLong):
+		msg = fmt.Sprintf("%s: the provider sent a stream event over %d MiB, more than Parley reads", provider, sseMaxEvent>>20)
 	case errors.As(cause, &pe) && pe.StatusCode != 0:
+		if title, ok := htmlTitle(pe.Message); ok {
+			msg = provider + ": " + htmlPageText(pe.StatusCode, title)
+			break
+		}
 		msg = fmt.Sprintf("%s: %d %s", provider, pe.StatusCode, http.StatusText(pe.StatusCode))
 		if r := reason(pe.Message); r != "" {
 			msg += ": " + r

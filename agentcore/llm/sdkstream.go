@@ -110,6 +110,9 @@ func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if c, ok := req.Context().Value(capturedKey{}).(*captured); ok && c.resp == nil && strings.HasSuffix(req.URL.Path, c.path) {
+		if err := pageInstead(resp); err != nil {
+			return nil, err
+		}
 		c.resp = resp
 		if c.detach {
 			empty := *resp
