@@ -175,10 +175,49 @@ func (s *Server) apiDeleteThread(r *http.Request) (any, error) {
 	return map[string]string{"result": "Thread deleted"}, nil
 }
 
-// apiMessage is a stored message as Mastra's storage returns it (MastraDBMessage).
+// apiMessage is a stored message as Mastra's storage returns it
+// (MastraDBMessage), with how it ended: Status, also in
+// content.metadata.status (Mastra's clients ignore fields they do not know).
 type apiMessage struct {
 	agentcore.Message
-	Type string `json:"type"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
+// apiStatus is how m ended, in the API's words: complete, streaming (a run
+// writes it now), stopped (by the user), interrupted (cut off: Parley
+// stopped, or crashed, while it was written), failed (the provider's
+// error is in content.metadata.error), or queued (a message waiting for
+// the run in progress).
+func apiStatus(m agentcore.Message, writing bool) string {
+	switch m.Status {
+	case agentcore.StatusStreaming:
+		if writing {
+			return "streaming"
+		}
+		return "interrupted" // no run writes it: cut off
+	case agentcore.StatusInterrupted:
+		if m.Content.Metadata["stopped"] == "user" {
+			return "stopped"
+		}
+		return "interrupted"
+	case agentcore.StatusError:
+		return "failed"
+	case agentcore.StatusQueued:
+		return "queued"
+	}
+	return "complete"
+}
+
+// withStatus returns m's content with status in a copy of its metadata.
+func withStatus(c agentcore.Content, status string) agentcore.Content {
+	meta := make(map[string]any, len(c.Metadata)+1)
+	for k, v := range c.Metadata {
+		meta[k] = v
+	}
+	meta["status"] = status
+	c.Metadata = meta
+	return c
 }
 
 // apiListMessages answers GET /api/memory/threads/:id/messages with
@@ -201,14 +240,17 @@ func (s *Server) apiListMessages(r *http.Request) (any, error) {
 	live, running := s.rt.Live(t.ID)
 	out := make([]apiMessage, 0, hi-lo)
 	for _, m := range msgs[lo:hi] {
-		if running && m.ID == live.MessageID {
+		writing := running && m.ID == live.MessageID
+		if writing {
 			m.Content = live.Content
 		}
 		typ := "v2"
 		if m.Role == agentcore.RoleSignal {
 			typ = m.Type // a signal's type is its tag, as Mastra stores it
 		}
-		out = append(out, apiMessage{m, typ})
+		status := apiStatus(m, writing)
+		m.Content = withStatus(m.Content, status)
+		out = append(out, apiMessage{m, typ, status})
 	}
 	return struct {
 		Messages   []apiMessage `json:"messages"`
