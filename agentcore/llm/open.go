@@ -26,6 +26,11 @@ const (
 	// without a single part the connection is almost surely dead, and a
 	// user staring at a spinner deserves an error they can retry.
 	DefaultIdleTimeout = 90 * time.Second
+	// DefaultFirstTokenTimeout is how long a model may stay silent before
+	// its first part: reasoning models think for minutes before they say
+	// anything, and some APIs send nothing meanwhile; a slow local model
+	// loads first.
+	DefaultFirstTokenTimeout = 10 * time.Minute
 	// DefaultMaxRetries is how often a 429/5xx is retried before giving
 	// up: four attempts ride out a typical rate-limit window.
 	DefaultMaxRetries = 3
@@ -51,9 +56,14 @@ type Config struct {
 	// Getenv reads the environment; nil means os.Getenv. Tests pass a
 	// map lookup so they never depend on the process environment.
 	Getenv func(string) string
-	// IdleTimeout ends a stream when no part arrives for this long;
-	// 0 means DefaultIdleTimeout.
+	// IdleTimeout ends a stream when no part arrives for this long once
+	// one has; 0 means PARLEY_IDLE_TIMEOUT (a Go duration, e.g. "3m") or
+	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// FirstTokenTimeout ends a request whose first part does not come in
+	// this long; 0 means PARLEY_FIRST_TOKEN_TIMEOUT or
+	// DefaultFirstTokenTimeout.
+	FirstTokenTimeout time.Duration
 	// MaxRetries bounds retries of 429/5xx/transport failures before the
 	// first part; 0 means DefaultMaxRetries, negative disables retries.
 	MaxRetries int
@@ -226,6 +236,14 @@ func Open(spec string, cfg Config) (Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("llm: model %q: unknown provider %q (known: %s)", spec, name, strings.Join(providerNames(), ", "))
 	}
+	idle, err := timeout(cfg, cfg.IdleTimeout, "PARLEY_IDLE_TIMEOUT", DefaultIdleTimeout)
+	if err != nil {
+		return nil, err
+	}
+	first, err := timeout(cfg, cfg.FirstTokenTimeout, "PARLEY_FIRST_TOKEN_TIMEOUT", DefaultFirstTokenTimeout)
+	if err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(modelID) == "" {
 		return nil, fmt.Errorf("llm: model %q: no model name after %q", spec, name+"/")
 	}
@@ -278,7 +296,8 @@ func Open(spec string, cfg Config) (Model, error) {
 		modelID:  modelID,
 		lm:       lm,
 		searchLM: searchLM,
-		idle:     cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
+		idle:     idle,
+		first:    first,
 		retry:    retry,
 		sdk:      def.sdk,
 	}, nil
@@ -316,6 +335,23 @@ func (d providerDef) key(cfg Config) string {
 
 func (d providerDef) baseURL(cfg Config) string {
 	return cmp.Or(cfg.BaseURLs[d.name], getenv(cfg, d.baseEnv), d.defaultBase)
+}
+
+// timeout is set, else the duration in the environment variable env, else
+// def; a variable that is no positive duration is an error naming it.
+func timeout(cfg Config, set time.Duration, env string, def time.Duration) (time.Duration, error) {
+	if set > 0 {
+		return set, nil
+	}
+	v := strings.TrimSpace(getenv(cfg, env))
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("llm: %s=%q: want a positive duration such as 90s or 10m", env, v)
+	}
+	return d, nil
 }
 
 func getenv(cfg Config, key string) string {

@@ -30,7 +30,8 @@ type model struct {
 	// provider has them on another API only (OpenAI: the Responses API,
 	// while lm speaks Chat Completions). Nil: lm serves them.
 	searchLM fantasy.LanguageModel
-	idle     time.Duration
+	idle     time.Duration // the longest silence between two parts
+	first    time.Duration // the longest wait for the first part
 	retry    fantasy.RetryOptions
 	// sdk: Parley reads lm's successful streams itself (sdkstream.go).
 	sdk sdkStream
@@ -86,19 +87,23 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 // stream into parts so that the consumer can give up on a silent
 // provider: fantasy's iterator blocks inside the HTTP body read.
 type attempt struct {
-	parts   chan fantasy.StreamPart
-	sdk     sdkStream
-	idle    time.Duration
-	conv    converter
-	pending []Part // converted but not yet yielded
-	first   Part
+	parts chan fantasy.StreamPart
+	sdk   sdkStream
+	idle  time.Duration
+	// firstWait bounds the wait for the provider's first part; heard: a
+	// part has come, and idle bounds the silences from then on.
+	firstWait time.Duration
+	heard     bool
+	conv      converter
+	pending   []Part // converted but not yet yielded
+	first     Part
 }
 
 // start opens an attempt and waits for its first part, so that the retry
 // loop sees every failure that happens before anything was yielded.
 func (m *model) start(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call, req Request) (*attempt, error) {
 	actx, cancel := context.WithCancel(ctx)
-	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle, sdk: m.sdk}
+	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle, firstWait: m.first, sdk: m.sdk}
 	if m.provider == google.Name {
 		// What the adapter cannot do with Gemini, its HTTP client does.
 		a.conv.gemini = newGeminiCall(req)
@@ -173,7 +178,11 @@ func (a *attempt) next(ctx context.Context) (Part, error) {
 		a.pending = a.pending[1:]
 		return p, nil
 	}
-	idle := time.NewTimer(a.idle)
+	wait, silence := a.idle, "no data from the provider for %s"
+	if !a.heard {
+		wait, silence = a.firstWait, "no answer from the provider in %s (PARLEY_FIRST_TOKEN_TIMEOUT)"
+	}
+	idle := time.NewTimer(wait)
 	defer idle.Stop()
 	for {
 		select {
@@ -193,13 +202,15 @@ func (a *attempt) next(ctx context.Context) (Part, error) {
 				}
 				return Part{}, fp.Error
 			}
+			a.heard = true
 			if ps := a.conv.parts(fp); len(ps) > 0 {
 				a.pending = ps[1:]
 				return ps[0], nil
 			}
-			idle.Reset(a.idle)
+			wait, silence = a.idle, "no data from the provider for %s"
+			idle.Reset(wait)
 		case <-idle.C:
-			return Part{}, fmt.Errorf("%w: no data from the provider for %s", ErrStalled, seconds(a.idle))
+			return Part{}, fmt.Errorf("%w: "+silence, ErrStalled, seconds(wait))
 		case <-ctx.Done():
 			return Part{}, ctx.Err()
 		}

@@ -232,11 +232,15 @@ func TestStallEndsStream(t *testing.T) {
 				case <-release:
 				}
 			})
-			m := openAt(t, srv, Config{IdleTimeout: 200 * time.Millisecond})
+			m := openAt(t, srv, Config{IdleTimeout: 200 * time.Millisecond, FirstTokenTimeout: 300 * time.Millisecond})
 			start := time.Now()
 			parts, err := collect(t, m, hello)
-			if !errors.Is(err, ErrStalled) || err.Error() != "openai: stream stalled: no data from the provider for 200ms" {
-				t.Errorf("error %v", err)
+			want := "openai: stream stalled: no data from the provider for 200ms"
+			if !tc.headers {
+				want = "openai: stream stalled: no answer from the provider in 300ms (PARLEY_FIRST_TOKEN_TIMEOUT)"
+			}
+			if !errors.Is(err, ErrStalled) || err.Error() != want {
+				t.Errorf("error %v\nwant  %s", err, want)
 			}
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("stall noticed after %v", d)
@@ -248,6 +252,44 @@ func TestStallEndsStream(t *testing.T) {
 	}
 	if got := seconds(DefaultIdleTimeout); got != "90s" {
 		t.Errorf("default idle timeout prints as %q", got)
+	}
+}
+
+// A model that thinks longer than the limit between parts before it says
+// anything is waited for, up to the first-token limit.
+func TestFirstTokenMayTakeLongerThanASilence(t *testing.T) {
+	srv, _ := scripted(t, func(w http.ResponseWriter, r *http.Request, n int, _ <-chan struct{}) {
+		time.Sleep(400 * time.Millisecond) // thinking, headers not sent yet
+		startSSE(w)
+		send(w, textChunk("Hi"))
+		send(w, finishChunks)
+	})
+	parts, err := collect(t, openAt(t, srv, Config{IdleTimeout: 100 * time.Millisecond, FirstTokenTimeout: 5 * time.Second, MaxRetries: -1}), hello)
+	if err != nil || joined(ofType(parts, PartTextDelta)) != "Hi" {
+		t.Fatalf("parts %+v, error %v", parts, err)
+	}
+}
+
+// The limits come from the environment when the config leaves them unset,
+// and a value that is no duration is refused by name.
+func TestTimeoutsFromTheEnvironment(t *testing.T) {
+	env := map[string]string{"PARLEY_FIRST_TOKEN_TIMEOUT": "20m", "PARLEY_IDLE_TIMEOUT": "3m", "OPENAI_API_KEY": "k"}
+	m, err := Open("openai/gpt-4o", Config{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mm := m.(*model); mm.first != 20*time.Minute || mm.idle != 3*time.Minute {
+		t.Fatalf("first %v, idle %v", mm.first, mm.idle)
+	}
+	env["PARLEY_IDLE_TIMEOUT"] = "soon"
+	if _, err := Open("openai/gpt-4o", Config{Getenv: func(k string) string { return env[k] }}); err == nil || !strings.Contains(err.Error(), `PARLEY_IDLE_TIMEOUT="soon"`) {
+		t.Fatalf("error %v", err)
+	}
+	delete(env, "PARLEY_FIRST_TOKEN_TIMEOUT")
+	delete(env, "PARLEY_IDLE_TIMEOUT")
+	m, _ = Open("openai/gpt-4o", Config{Getenv: func(k string) string { return env[k] }})
+	if mm := m.(*model); mm.first != DefaultFirstTokenTimeout || mm.idle != DefaultIdleTimeout {
+		t.Fatalf("defaults: first %v, idle %v", mm.first, mm.idle)
 	}
 }
 
