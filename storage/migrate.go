@@ -62,6 +62,9 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	if err != nil {
 		return err
 	}
+	if err := backupBeforeMigrating(ctx, w, all); err != nil {
+		return err
+	}
 	for _, m := range all {
 		err := inTx(ctx, w, func(tx *sql.Tx) error {
 			var done bool
@@ -79,6 +82,28 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		if err != nil {
 			return fmt.Errorf("apply migration %s: %w", m.name, err)
 		}
+	}
+	return nil
+}
+
+// backupBeforeMigrating copies a database that holds data into the backups
+// folder before a migration it has not had changes its schema: a migration
+// that goes wrong must not take the history with it. A new file is not
+// copied.
+func backupBeforeMigrating(ctx context.Context, w *sql.DB, all []migration) error {
+	var applied int
+	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	if applied == 0 || applied >= len(all) {
+		return nil
+	}
+	file := mainFile(ctx, w)
+	if file == "" {
+		return nil
+	}
+	if _, err := backupInto(ctx, w, BackupDir(file), fmt.Sprintf("before-migration-%d", all[applied].version)); err != nil {
+		return fmt.Errorf("back up before migrating (nothing was changed): %w", err)
 	}
 	return nil
 }
