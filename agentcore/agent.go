@@ -74,6 +74,17 @@ func (in *Instructions) UnmarshalJSON(b []byte) error {
 // ModelResolver opens a "provider/model" string.
 type ModelResolver func(spec string) (llm.Model, error)
 
+// CurrentModel is the model a run uses when neither the call nor its
+// thread names one.
+func (a *Agent) CurrentModel() string {
+	if a.DefaultModel != nil {
+		if m := a.DefaultModel(); m != "" {
+			return m
+		}
+	}
+	return a.Model
+}
+
 // DefaultMaxSteps bounds the model calls of one run (Mastra's default).
 const DefaultMaxSteps = 5
 
@@ -85,6 +96,11 @@ type Agent struct {
 	Description  string
 	Instructions Instructions
 	Model        string // "provider/model"
+	// DefaultModel, when set, is asked at the start of every run that
+	// names no model of its own and wins over Model unless it says "":
+	// the default can change while the app runs (Settings). It must be
+	// safe for concurrent use and return quickly.
+	DefaultModel func() string
 	// Models opens Model (or a per-call override). Required.
 	Models ModelResolver
 

@@ -128,7 +128,7 @@ func (r *run) setup(yield func(Event) bool) (llm.Model, bool) {
 	fail := func(err error) { r.emit(Event{Type: EventError, Error: err.Error()}) }
 	spec := r.opts.Model
 	if spec == "" {
-		spec = r.agent.Model
+		spec = r.agent.CurrentModel()
 	}
 	if spec == "" {
 		fail(ErrNoModel)

@@ -313,7 +313,7 @@ func (rt *Runtime) resumeLocked(ctx context.Context, thread Thread, req ResumeRe
 	}
 	model, _ := msg.Content.Metadata["model"].(string)
 	if model == "" {
-		model = agent.Model
+		model = agent.CurrentModel()
 	}
 	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
 	if err != nil {

@@ -297,7 +297,7 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 		model, _ = thread.Metadata[ThreadModelKey].(string)
 	}
 	if model == "" {
-		model = agent.Model
+		model = agent.CurrentModel()
 	}
 	l, runCtx, err := rt.reserve(ctx, thread, agent, model)
 	if err != nil {

@@ -272,7 +272,7 @@ func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (text string
 		model, _ = thread.Metadata[ThreadModelKey].(string)
 	}
 	if model == "" {
-		model = agent.Model
+		model = agent.CurrentModel()
 	}
 	return text, agent, thread, model, nil
 }

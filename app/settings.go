@@ -70,6 +70,9 @@ type settings struct {
 	base    llm.Config
 	mcp     *mcp.Manager
 	mcpFile string
+	// fixed is the model of --model, PARLEY_MODEL or --demo, which wins
+	// over the default saved here; "": none.
+	fixed string
 
 	mu    sync.Mutex
 	prefs Preferences
@@ -239,7 +242,26 @@ func (s *settings) DefaultModel(ctx context.Context) string {
 	return s.prefs.DefaultModel
 }
 
-// SetDefaultModel saves the model new chats use from the next start.
+// CurrentModel is the model new chats use now: the one fixed by the
+// command line, else the default saved here when it can be opened, else
+// the first provider with a key, else the demo model. It is read at the
+// start of every run (agentcore.Agent.DefaultModel), so a default saved
+// or a key added in Settings applies at once.
+func (s *settings) CurrentModel() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fixed != "" {
+		return s.fixed
+	}
+	if d := s.prefs.DefaultModel; d != "" {
+		if _, err := s.models.open(d); err == nil {
+			return d
+		}
+	}
+	return pickModel(s.llmConfig())
+}
+
+// SetDefaultModel saves the model new chats use from now on.
 func (s *settings) SetDefaultModel(ctx context.Context, model string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -125,6 +125,10 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	m := &models{cfg: sv.llmConfig(), cache: map[string]llm.Model{}}
 	sv.models = m
 	model := c.Model
+	sv.fixed = model
+	if c.Demo {
+		sv.fixed = DemoModel
+	}
 	if model == "" && !c.Demo && prefs.DefaultModel != "" {
 		if _, err := m.open(prefs.DefaultModel); err == nil {
 			model = prefs.DefaultModel
@@ -157,6 +161,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Description:  "The assistant of Parley, a local-first chat app.",
 		Instructions: agentcore.Text(instructions),
 		Model:        model,
+		DefaultModel: sv.CurrentModel,
 		Models:       m.open,
 		Tools:        map[string]*agentcore.Tool{},
 		// A chat message answers an open question (spec §1.1).
@@ -231,6 +236,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 			return err
 		},
 		Demo:       model == DemoModel,
+		DemoNow:    func() bool { return sv.CurrentModel() == DemoModel },
 		Workspace:  ws.Root(),
 		Approvals:  gate,
 		Providers:  sv,

@@ -565,7 +565,7 @@ func ModelView(s Settings) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</code> now. The default saved here is used from the next start (the <code>--model</code> flag and <code>PARLEY_MODEL</code> win over it); each chat can pick its own model in its header.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</code> now. The default saved here applies at once, to new chats and to every chat that has not picked a model of its own (the <code>--model</code> flag and <code>PARLEY_MODEL</code> win over it); each chat can pick its own model in its header.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

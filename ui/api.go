@@ -199,7 +199,7 @@ func newAgentView(a *agentcore.Agent) agentView {
 	for key, w := range a.Workflows {
 		workflows[key] = workflowRef{Name: cmp.Or(w.ID, key)} // a Parley workflow's id is its name
 	}
-	provider, modelID := splitModel(a.Model)
+	provider, modelID := splitModel(a.CurrentModel())
 	return agentView{
 		Name: a.Name, Description: a.Description, Instructions: instructions,
 		Tools: tools, Agents: agents, Workflows: workflows,

@@ -33,6 +33,9 @@ type Config struct {
 	CheckModel func(spec string) error
 	// Demo says replies are scripted: the UI says so plainly.
 	Demo bool
+	// DemoNow, when set, says it as things stand, instead of Demo: a key
+	// saved in Settings ends the demo without a restart.
+	DemoNow func() bool
 	// Workspace is the folder the agent works in, shown in Settings.
 	Workspace string
 	// PickFolder opens a native folder picker (desktop); nil: the page asks

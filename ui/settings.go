@@ -98,15 +98,23 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
 	s.renderSettings(w, r, http.StatusOK, page)
 }
 
+// demo says new chats get scripted replies, as things stand.
+func (s *Server) demo() bool {
+	if s.cfg.DemoNow != nil {
+		return s.cfg.DemoNow()
+	}
+	return s.cfg.Demo
+}
+
 // settingsView is the page as things stand.
 func (s *Server) settingsView(ctx context.Context) (components.Settings, error) {
 	sb, err := s.sidebar(ctx, "")
 	if err != nil {
 		return components.Settings{}, err
 	}
-	page := components.Settings{Sidebar: sb, Workspace: s.cfg.Workspace, Demo: s.cfg.Demo, Theme: "system"}
+	page := components.Settings{Sidebar: sb, Workspace: s.cfg.Workspace, Demo: s.demo(), Theme: "system"}
 	if a, err := s.rt.Agent(""); err == nil {
-		page.Model = a.Model
+		page.Model = a.CurrentModel()
 	}
 	page.Models = s.cfg.Models()
 	if s.cfg.Approvals != nil {
@@ -263,9 +271,13 @@ func (s *Server) setDefaultModel(w http.ResponseWriter, r *http.Request) {
 	}
 	model := strings.TrimSpace(r.PostFormValue("model"))
 	err := p.SetDefaultModel(r.Context(), model)
-	msg := "Saved: new chats use " + model + " from the next start."
-	if model == "" {
-		msg = "Cleared: Parley picks the model at start."
+	now := s.defaultModel()
+	msg := "Saved: new chats use " + model + " from now on."
+	switch {
+	case model == "":
+		msg = "Cleared: new chats use " + now + "."
+	case now != model:
+		msg = "Saved, but new chats use " + now + ": the --model flag or PARLEY_MODEL wins over it."
 	}
 	s.settingsDone(w, r, "model", msg, err, func(page *components.Settings) { page.DefaultModel = model })
 }

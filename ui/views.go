@@ -73,7 +73,7 @@ func (s *Server) threadModel(t agentcore.Thread) string {
 		return m
 	}
 	if a, err := s.rt.Agent(""); err == nil {
-		return a.Model
+		return a.CurrentModel()
 	}
 	return ""
 }
