@@ -22,6 +22,8 @@ Usage:
   parley desktop [--data DIR] [--workspace DIR] [--model provider/model] [--demo]
   parley api tool list|get <id>|execute <id> '<json>' [--url URL] [--token T] [--schema]
   parley token   [--data DIR]    print the token every request needs (kept in DIR/token)
+  parley backup  [--data DIR] [--to FILE]   copy the database, safely, even while Parley runs
+  parley restore [--data DIR] FILE          put a backup back (Parley must not be running)
   parley version
 
 Environment: PARLEY_DATA_DIR, PARLEY_MODEL, PARLEY_TOKEN, and the providers'
@@ -45,6 +47,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = desktopCmd(args[1:], stdout, stderr)
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
+	case "backup":
+		err = backupCmd(args[1:], stdout, stderr)
+	case "restore":
+		err = restoreCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, versionLine())
 	case "help", "--help", "-h":

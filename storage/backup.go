@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,4 +111,87 @@ func mainFile(ctx context.Context, w *sql.DB) string {
 		return ""
 	}
 	return file
+}
+
+// BackupFile writes a consistent copy of the database file at dbPath to
+// dst through a read-only connection of its own: it is safe while a
+// Parley has the file open, and it changes nothing in it (Open would mark
+// that Parley's replies in progress as interrupted).
+func BackupFile(ctx context.Context, dbPath, dst string) error {
+	if _, err := os.Stat(dbPath); err != nil {
+		return fmt.Errorf("no database to back up: %w", err)
+	}
+	r, err := sql.Open("sqlite", readOnlyDSN(dbPath))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	defer r.Close()
+	if dir := filepath.Dir(dst); dir != "" {
+		if err := os.MkdirAll(dir, dirPerm); err != nil {
+			return fmt.Errorf("make the folder of %s: %w", dst, err)
+		}
+	}
+	return vacuumInto(ctx, r, dst)
+}
+
+// BackupFileNow is BackupFile into the backups folder, why naming it.
+func BackupFileNow(ctx context.Context, dbPath, why string) (string, error) {
+	if _, err := os.Stat(dbPath); err != nil {
+		return "", fmt.Errorf("no database to back up: %w", err)
+	}
+	r, err := sql.Open("sqlite", readOnlyDSN(dbPath))
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	defer r.Close()
+	return backupInto(ctx, r, BackupDir(dbPath), why)
+}
+
+// CheckBackup says whether path is a Parley database that SQLite finds
+// whole, naming what is wrong when it is not.
+func CheckBackup(ctx context.Context, path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("read the backup: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a file", path)
+	}
+	r, err := sql.Open("sqlite", readOnlyDSN(path))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer r.Close()
+	var ok string
+	if err := r.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&ok); err != nil {
+		return fmt.Errorf("%s is not a SQLite database: %w", path, err)
+	}
+	if ok != "ok" {
+		return fmt.Errorf("%s is damaged: %s", path, ok)
+	}
+	var tables int
+	if err := r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('schema_migrations', 'threads', 'messages')`).Scan(&tables); err != nil || tables != 3 {
+		return fmt.Errorf("%s is not a Parley database (no threads and messages)", path)
+	}
+	all, err := migrations()
+	if err != nil {
+		return err
+	}
+	var newest int
+	if err := r.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return fmt.Errorf("read its schema version: %w", err)
+	}
+	if latest := all[len(all)-1].version; newest > latest {
+		return fmt.Errorf("%s was made by a newer Parley (schema %d; this one knows %d)", path, newest, latest)
+	}
+	return nil
+}
+
+// readOnlyDSN opens path read-only (VACUUM INTO reads it; query_only
+// would refuse to write even the copy).
+func readOnlyDSN(path string) string {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
