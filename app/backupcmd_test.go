@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"parley/agentcore"
 	"parley/storage"
@@ -112,5 +113,31 @@ func TestRestoreRefuses(t *testing.T) {
 	lock.release()
 	if got := threadTitles(t, db); len(got) != 1 || got[0] != "mine" {
 		t.Fatalf("the database changed: %v", got)
+	}
+}
+
+// A running Parley backs the database up when the newest backup is a day
+// old, and stops when it closes.
+func TestDailyBackups(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "parley.db")
+	db, err := storage.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stop := dailyBackupsEvery(db, path, nil, 10*time.Millisecond, 10*time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for storage.LatestBackup(path).IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("no backup was made")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	n, _ := os.ReadDir(storage.BackupDir(path))
+	time.Sleep(50 * time.Millisecond)
+	if m, _ := os.ReadDir(storage.BackupDir(path)); len(m) != len(n) || len(n) != 1 {
+		t.Fatalf("backups: %d then %d, want one: a fresh one is less than a day old", len(n), len(m))
 	}
 }

@@ -46,7 +46,8 @@ type Instance struct {
 	Keys    *KeyStore        // provider keys saved in Settings
 	Log     *slog.Logger
 
-	lock *dataLock // the data folder's, released by Close
+	lock        *dataLock // the data folder's, released by Close
+	stopBackups func()    // ends the daily backups, before the store closes
 }
 
 // Options adjust wiring for tests and benchmarks.
@@ -249,6 +250,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		in.Close()
 		return nil, err
 	}
+	in.stopBackups = dailyBackups(db, c.DBPath(), log)
 	return in, nil
 }
 
@@ -269,6 +271,9 @@ func (in *Instance) Close() {
 	}
 	if in.Demo != nil {
 		in.Demo.Close()
+	}
+	if in.stopBackups != nil {
+		in.stopBackups()
 	}
 	if err := in.Store.Close(); err != nil {
 		in.Log.Error("close store", "err", err)
