@@ -3,6 +3,7 @@ package agentcore
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // ThreadQuery selects threads. Threads come pinned first, then by their
@@ -35,6 +36,17 @@ type ThreadStore interface {
 	// nothing and is returned wrapped.
 	UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error // deletes its messages and runs too
+	// TrashThread marks the thread deleted at at without deleting anything:
+	// from then on every read and update of it answers ErrNotFound (it is
+	// gone from lists and search) until RestoreThread brings it back whole.
+	// ErrNotFound when there is no such thread, or it is in the trash.
+	TrashThread(ctx context.Context, id string, at time.Time) error
+	// RestoreThread takes a thread out of the trash; ErrNotFound when it is
+	// not in it.
+	RestoreThread(ctx context.Context, id string) error
+	// PurgeTrash deletes for good the threads trashed before before, with
+	// their messages and runs, and returns how many.
+	PurgeTrash(ctx context.Context, before time.Time) (int, error)
 }
 
 // MessageStore keeps messages. AppendMessage assigns Seq (and ID and

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/input"
-	"github.com/go-rod/rod/lib/proto"
 
 	"parley/agentcore"
 	"parley/agentcore/scripted"
@@ -72,14 +71,11 @@ func TestSidebarOrderFollowsMessages(t *testing.T) {
 	}
 	row := "#thread-" + older
 
-	wait, handle := pg.MustHandleDialog()
-	go func() {
-		if d := wait(); d.Type == proto.PageDialogTypePrompt {
-			handle(true, "Renamed old chat")
-		}
-	}()
 	pg.MustElement(row).MustHover()
 	pg.MustElement(row + " .rename").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#rename-dialog')?.open === true`)
+	pg.MustElement("#rename-dialog input").MustSelectAllText().MustInput("Renamed old chat")
+	pg.Keyboard.MustType(input.Enter)
 	waitJS(t, pg, `(sel) => document.querySelector(sel + ' .thread-title')?.innerText === 'Renamed old chat'`, row)
 	same("a rename")
 

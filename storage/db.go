@@ -91,6 +91,11 @@ func (db *DB) open(ctx context.Context) error {
 	if db.recovered, err = recoverInterrupted(ctx, db.writer); err != nil {
 		return err
 	}
+	// Chats deleted before the last shutdown go for good now: their Undo
+	// belonged to that process, whose sweep did not outlive it.
+	if _, err := db.PurgeTrash(ctx, now().Add(time.Millisecond)); err != nil {
+		return err
+	}
 	// Readers open after migrating, so none sees a half-made schema.
 	if db.reader, err = sql.Open("sqlite", dsn(db.path, false)); err != nil {
 		return err

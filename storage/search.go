@@ -69,7 +69,7 @@ func (db *DB) searchTitles(ctx context.Context, expr string, limit int) ([]agent
 		FROM threads_fts
 		JOIN thread_search_keys AS k ON k.n = threads_fts.rowid
 		JOIN threads AS t ON t.id = k.thread_id
-		WHERE threads_fts MATCH ?
+		WHERE threads_fts MATCH ? AND t.deleted_at IS NULL
 		ORDER BY rank LIMIT ?`, expr, limit)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]age
 		FROM messages_fts
 		JOIN messages AS m ON m.pk = messages_fts.rowid
 		JOIN threads AS t ON t.id = m.thread_id
-		WHERE messages_fts MATCH ? AND messages_fts.rowid > ?
+		WHERE messages_fts MATCH ? AND messages_fts.rowid > ? AND t.deleted_at IS NULL
 		ORDER BY rank LIMIT ?`, snippetTokens, expr, after, limit)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"parley/agentcore"
 )
@@ -47,7 +48,7 @@ func (db *DB) CreateThread(ctx context.Context, t agentcore.Thread) (agentcore.T
 
 // GetThread returns the thread with id.
 func (db *DB) GetThread(ctx context.Context, id string) (agentcore.Thread, error) {
-	t, err := scanThread(db.reader.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ?`, id))
+	t, err := scanThread(db.reader.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ? AND deleted_at IS NULL`, id))
 	if err != nil {
 		return agentcore.Thread{}, fmt.Errorf("get thread %s: %w", id, notFound(err))
 	}
@@ -57,10 +58,10 @@ func (db *DB) GetThread(ctx context.Context, id string) (agentcore.Thread, error
 // ListThreads returns threads pinned first, then by their last message
 // activity (UpdatedAt), newest first.
 func (db *DB) ListThreads(ctx context.Context, q agentcore.ThreadQuery) ([]agentcore.Thread, error) {
-	query := `SELECT ` + threadCols + ` FROM threads`
+	query := `SELECT ` + threadCols + ` FROM threads WHERE deleted_at IS NULL`
 	var args []any
 	if q.ResourceID != "" {
-		query += ` WHERE resource_id = ?`
+		query += ` AND resource_id = ?`
 		args = append(args, q.ResourceID)
 	}
 	query += ` ORDER BY pinned DESC, updated_at DESC, id DESC LIMIT ? OFFSET ?`
@@ -105,7 +106,7 @@ func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPat
 			title = coalesce(?, title),
 			pinned = coalesce(?, pinned),
 			metadata = coalesce(?, metadata)
-		WHERE id = ? RETURNING `+threadCols,
+		WHERE id = ? AND deleted_at IS NULL RETURNING `+threadCols,
 		title, pinned, meta, id))
 	if err != nil {
 		return agentcore.Thread{}, fmt.Errorf("update thread %s: %w", id, notFound(err))
@@ -122,7 +123,7 @@ func (db *DB) UpdateThread(ctx context.Context, id string, p agentcore.ThreadPat
 func (db *DB) UpdateThreadMetadata(ctx context.Context, id string, fn func(meta map[string]any) error) (agentcore.Thread, error) {
 	var t agentcore.Thread
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		cur, err := scanThread(tx.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ?`, id))
+		cur, err := scanThread(tx.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ? AND deleted_at IS NULL`, id))
 		if err != nil {
 			return notFound(err)
 		}
@@ -154,6 +155,43 @@ func (db *DB) DeleteThread(ctx context.Context, id string) error {
 		return fmt.Errorf("delete thread %s: %w", id, err)
 	}
 	return nil
+}
+
+// TrashThread puts the thread in the trash at at: every read treats it as
+// deleted (ErrNotFound), RestoreThread brings it back whole, PurgeTrash
+// deletes it for good. ErrNotFound when there is no such thread or it is in the trash already.
+func (db *DB) TrashThread(ctx context.Context, id string, at time.Time) error {
+	err := affected(db.writer.ExecContext(ctx, `UPDATE threads SET deleted_at = ?
+		WHERE id = ? AND deleted_at IS NULL`, ms(at), id))
+	if err != nil {
+		return fmt.Errorf("trash thread %s: %w", id, err)
+	}
+	return nil
+}
+
+// RestoreThread takes the thread out of the trash; ErrNotFound when it is
+// not there (never trashed, or already purged).
+func (db *DB) RestoreThread(ctx context.Context, id string) error {
+	err := affected(db.writer.ExecContext(ctx, `UPDATE threads SET deleted_at = NULL
+		WHERE id = ? AND deleted_at IS NOT NULL`, id))
+	if err != nil {
+		return fmt.Errorf("restore thread %s: %w", id, err)
+	}
+	return nil
+}
+
+// PurgeTrash deletes, with their messages and runs, the threads put in the
+// trash before before, and returns how many.
+func (db *DB) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
+	res, err := db.writer.ExecContext(ctx, `DELETE FROM threads WHERE deleted_at IS NOT NULL AND deleted_at < ?`, ms(before))
+	if err != nil {
+		return 0, fmt.Errorf("purge trash: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("purge trash: %w", err)
+	}
+	return int(n), nil
 }
 
 func scanThread(s scanner) (agentcore.Thread, error) {

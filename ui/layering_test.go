@@ -21,7 +21,7 @@ var (
 		"GetNotification", "FindCoalescable", "ListNotifications", "DueNotifications", "NextDue",
 	}
 	storeWrites = []string{
-		"CreateThread", "UpdateThread", "UpdateThreadMetadata", "DeleteThread",
+		"CreateThread", "UpdateThread", "UpdateThreadMetadata", "DeleteThread", "TrashThread", "RestoreThread", "PurgeTrash",
 		"AppendMessage", "UpdateMessage", "MoveMessages", "DeleteMessage",
 		"CreateRun", "FinishRun", "SetSetting", "SetState", "ImportThreads",
 		"CreateNotification", "SaveNotification",

@@ -314,14 +314,26 @@ func (s *Server) setModel(w http.ResponseWriter, r *http.Request) {
 	_ = sse.PatchElementTempl(components.ComposerError(""))
 }
 
+// deleteThread puts the chat in the trash: gone from every view at once,
+// restorable for agentcore.TrashKeep (the page's Undo), then deleted for
+// good. A form post (no script) lands on the new-chat screen.
 func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), stopWait)
 	defer cancel()
-	if err := s.rt.DeleteThread(ctx, r.PathValue("id")); err != nil {
+	if err := s.rt.TrashThread(ctx, r.PathValue("id")); err != nil {
 		s.httpError(w, r, err)
 		return
 	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// restoreThread is a deleted chat's Undo; 404 once it is deleted for good.
+func (s *Server) restoreThread(w http.ResponseWriter, r *http.Request) {
+	if err := s.rt.RestoreThread(r.Context(), r.PathValue("id")); err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // codeCSS is the highlighting stylesheet, built once.
