@@ -226,14 +226,22 @@ func (s *settings) SetBaseURL(ctx context.Context, provider, raw string) error {
 }
 
 // TestProvider makes a real request to the provider with the settings as
-// they stand.
+// they stand; when it answers, its model list is fetched afresh for the
+// picker.
 func (s *settings) TestProvider(ctx context.Context, provider string) (string, error) {
 	s.mu.Lock()
 	cfg := s.llmConfig()
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	return llm.Ping(ctx, provider, cfg)
+	msg, err := llm.Ping(ctx, provider, cfg)
+	if err != nil {
+		return msg, err
+	}
+	if err := s.models.refresh(ctx, provider); err != nil {
+		msg += "; its model list could not be read: " + err.Error()
+	}
+	return msg, nil
 }
 
 func (s *settings) DefaultModel(ctx context.Context) string {

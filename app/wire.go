@@ -123,7 +123,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	sv := &settings{store: db, keys: keys, base: o.LLM, mcpFile: mcpFilePath(c.DataDir), prefs: prefs}
 
-	m := &models{cfg: sv.llmConfig(), cache: map[string]llm.Model{}}
+	m := newModels(sv.llmConfig())
 	sv.models = m
 	model := c.Model
 	sv.fixed = model
@@ -296,13 +296,25 @@ func pickModel(cfg llm.Config) string {
 	return DemoModel
 }
 
-// models opens and caches models by their provider/model string.
+// models opens and caches models by their provider/model string, and
+// keeps what each configured provider says it offers, for the picker.
 type models struct {
 	cfg  llm.Config
 	demo *scripted.Server
 
 	mu    sync.Mutex
 	cache map[string]llm.Model
+	// offered is each provider's own model list as last fetched (absent:
+	// not asked since the configuration changed; empty: the ask failed);
+	// asking, the fetches under way. gen counts configuration changes: a
+	// fetch made with an older configuration is dropped.
+	offered map[string][]string
+	asking  map[string]bool
+	gen     int
+}
+
+func newModels(cfg llm.Config) *models {
+	return &models{cfg: cfg, cache: map[string]llm.Model{}, offered: map[string][]string{}, asking: map[string]bool{}}
 }
 
 func (m *models) open(spec string) (llm.Model, error) {
@@ -338,10 +350,46 @@ func (m *models) setConfig(cfg llm.Config) {
 	defer m.mu.Unlock()
 	m.cfg = cfg
 	clear(m.cache)
+	m.gen++
+	m.offered, m.asking = map[string][]string{}, map[string]bool{}
 }
 
-// list is what the model picker offers: the demo model in demo mode, and
-// the defaults of every provider with a key.
+// refresh asks provider for its model list now (Settings' connection
+// test) and keeps the answer.
+func (m *models) refresh(ctx context.Context, provider string) error {
+	m.mu.Lock()
+	cfg, gen := m.cfg, m.gen
+	m.mu.Unlock()
+	ids, err := llm.ListModels(ctx, provider, cfg)
+	m.keep(provider, gen, ids, err)
+	return err
+}
+
+// fetch is refresh in the background, for a list not asked for yet.
+func (m *models) fetch(provider string, cfg llm.Config, gen int) {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	ids, err := llm.ListModels(ctx, provider, cfg)
+	m.keep(provider, gen, ids, err)
+}
+
+func (m *models) keep(provider string, gen int, ids []string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gen != m.gen {
+		return
+	}
+	delete(m.asking, provider)
+	if err != nil {
+		ids = []string{} // not asked again until the test in Settings or a change
+	}
+	m.offered[provider] = ids
+}
+
+// list is what the model picker offers: the demo model in demo mode, the
+// defaults of every provider with a key, then the models each of them
+// lists. A list not fetched yet is asked for in the background, for the
+// next look.
 func (m *models) list() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -349,13 +397,22 @@ func (m *models) list() []string {
 	if m.demo != nil {
 		out = append(out, DemoModel)
 	}
-	have := map[string]bool{}
-	for _, p := range llm.Available(m.cfg) {
-		have[p] = true
-	}
+	available := llm.Available(m.cfg)
 	for _, d := range defaultModels {
-		if have[d.provider] {
+		if slices.Contains(available, d.provider) {
 			out = append(out, d.model)
+		}
+	}
+	for _, p := range available {
+		ids, asked := m.offered[p]
+		if !asked && !m.asking[p] {
+			m.asking[p] = true
+			go m.fetch(p, m.cfg, m.gen)
+		}
+		for _, id := range ids {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
 		}
 	}
 	return out
