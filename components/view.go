@@ -355,6 +355,19 @@ func planState(t ToolCard) string {
 	return "decided"
 }
 
+// planDecision is how a decided plan's card names the decision.
+func planDecision(p *PlanReview) string {
+	switch {
+	case p.Decision == "approved":
+		return "Approved"
+	case p.Decision == "rejected" && strings.TrimSpace(p.Feedback) != "":
+		return "Changes requested"
+	case p.Decision == "rejected":
+		return "Rejected"
+	}
+	return p.Decision
+}
+
 func planTitle(p *PlanReview) string {
 	if p.Title == "" {
 		return "Implementation plan"

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/go-rod/rod/lib/input"
 
 	"parley/agentcore"
+	"parley/agentcore/scripted"
 )
 
 // noNativeDialogs makes the page's prompt, confirm and alert record their
@@ -203,4 +205,47 @@ func TestDialogDeleteForGood(t *testing.T) {
 	if got := p.threads(); len(got) != 0 {
 		t.Fatalf("chats after the restart: %v", got)
 	}
+}
+
+// A decided plan keeps its decision and the user's feedback on its card,
+// live and after a reload; feedback is text, never markup.
+func TestPlanCardKeepsDecisionAndFeedback(t *testing.T) {
+	p := startParley(t)
+	pg, id := planned(t, p)
+	const feedback = `Use CSS <img src=x onerror="document.title='pwned'"> variables`
+	pg.MustElement(".plan-changes textarea").MustInput(feedback)
+	p.Model.Push(scripted.Reply{Text: "Revising."})
+	pg.MustElement(".plan-request").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]')?.innerText.includes('Revising.')`)
+	card := p.sel("p1") + " [data-plan]"
+	check := func(when string) {
+		t.Helper()
+		waitJS(t, pg, `(sel) => document.querySelector(sel + ' .plan-decision') !== null`, card)
+		if got := evalString(pg, `(sel) => document.querySelector(sel + ' .plan-decision').textContent.trim()`, card); !strings.Contains(strings.ToLower(got), "changes requested") {
+			t.Errorf("%s the decision reads %q, want it to say changes were requested", when, got)
+		}
+		if got := evalString(pg, `(sel) => document.querySelector(sel + ' .plan-feedback')?.textContent || ''`, card); !strings.Contains(got, feedback) {
+			t.Errorf("%s the feedback reads %q, want %q", when, got, feedback)
+		}
+		if n := pg.MustEval(`(sel) => document.querySelectorAll(sel + ' img[src=x]').length`, card).Int(); n != 0 {
+			t.Errorf("%s the feedback was rendered as markup", when)
+		}
+		if n := pg.MustEval(`(sel) => document.querySelectorAll(sel + ' .plan-actions, ' + sel + ' .plan-changes').length`, card).Int(); n != 0 {
+			t.Errorf("%s the decided plan still offers its buttons", when)
+		}
+	}
+	check("after the decision,")
+	pg.MustScreenshot(artifact("plan-decided.png"))
+	pg.MustNavigate(signedIn(p.URL + "/t/" + id))
+	pg.MustWaitLoad()
+	check("after a reload,")
+
+	// A plain rejection reads as rejected, also after a reload.
+	pg, id = planned(t, p)
+	p.Model.Push(scripted.Reply{Text: "Waiting."})
+	pg.MustElement(".plan-reject").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]')?.innerText.includes('Waiting.')`)
+	pg.MustNavigate(signedIn(p.URL + "/t/" + id))
+	pg.MustWaitLoad()
+	waitJS(t, pg, `(sel) => /rejected/i.test(document.querySelector(sel + ' .plan-decision')?.textContent || '')`, p.sel("p1")+" [data-plan]")
 }

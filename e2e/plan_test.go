@@ -68,7 +68,7 @@ func TestPlanApprove(t *testing.T) {
 	}
 	waitJS(t, pg, `() => document.querySelector('#mode-switch [data-mode=build]').classList.contains('active')`)
 	waitJS(t, pg, `() => document.querySelector('.plans summary')?.innerText.includes('Approved plans (1)')`)
-	waitJS(t, pg, `() => document.querySelector('[data-plan] .plan-decision')?.textContent === 'approved'`)
+	waitJS(t, pg, `() => document.querySelector('[data-plan] .plan-decision')?.textContent === 'Approved'`)
 	// The continued run was in Build mode: no submit_plan offered.
 	if last := p.Model.Requests()[len(p.Model.Requests())-1]; last.HasTool("submit_plan") {
 		t.Fatal("the approved run still had Plan mode's tools")
