@@ -1,8 +1,6 @@
 package app
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,23 +14,7 @@ import (
 // on the demo model.
 func serveFresh(t *testing.T) *served {
 	t.Helper()
-	dir := t.TempDir()
-	demo := scripted.NewServer()
-	t.Cleanup(demo.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	in, err := Open(ctx, Config{DataDir: dir, Workspace: dir, Getenv: func(string) string { return "" }},
-		Options{Scripted: demo, Keyring: brokenKeyring{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- in.ServeOn(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; in.Close() })
-	return &served{in: in, url: "http://" + ln.Addr().String(), dir: dir}
+	return serveModel(t, nil, "")
 }
 
 // The default model saved in Settings applies to the next chat at once,

@@ -30,15 +30,21 @@ type served struct {
 
 func serveParley(t *testing.T, prepare func(dir string)) *served {
 	t.Helper()
+	return serveModel(t, prepare, DemoModel)
+}
+
+// serveModel is serveParley started with --model model ("" for none).
+func serveModel(t *testing.T, prepare func(dir string), model string) *served {
+	t.Helper()
 	dir := t.TempDir()
 	if prepare != nil {
 		prepare(dir)
 	}
-	model := scripted.NewServer()
-	t.Cleanup(model.Close)
+	demo := scripted.NewServer()
+	t.Cleanup(demo.Close)
 	ctx, cancel := context.WithCancel(context.Background())
-	in, err := Open(ctx, Config{DataDir: dir, Workspace: dir, Model: DemoModel, Getenv: func(string) string { return "" }},
-		Options{Scripted: model, Keyring: brokenKeyring{}})
+	in, err := Open(ctx, Config{DataDir: dir, Workspace: dir, Model: model, Getenv: func(string) string { return "" }},
+		Options{Scripted: demo, Keyring: brokenKeyring{}})
 	if err != nil {
 		t.Fatal(err)
 	}
