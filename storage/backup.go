@@ -118,24 +118,23 @@ func mainFile(ctx context.Context, w *sql.DB) string {
 // Parley has the file open, and it changes nothing in it (Open would mark
 // that Parley's replies in progress as interrupted).
 func BackupFile(ctx context.Context, dbPath, dst string) error {
-	if _, err := os.Stat(dbPath); err != nil {
-		return fmt.Errorf("no database to back up: %w", err)
-	}
-	r, err := sql.Open("sqlite", readOnlyDSN(dbPath))
-	if err != nil {
-		return fmt.Errorf("open %s: %w", dbPath, err)
-	}
-	defer r.Close()
-	if dir := filepath.Dir(dst); dir != "" {
-		if err := os.MkdirAll(dir, dirPerm); err != nil {
-			return fmt.Errorf("make the folder of %s: %w", dst, err)
+	_, err := readOnly(dbPath, func(r *sql.DB) (string, error) {
+		if err := os.MkdirAll(filepath.Dir(dst), dirPerm); err != nil {
+			return "", fmt.Errorf("make the folder of %s: %w", dst, err)
 		}
-	}
-	return vacuumInto(ctx, r, dst)
+		return dst, vacuumInto(ctx, r, dst)
+	})
+	return err
 }
 
 // BackupFileNow is BackupFile into the backups folder, why naming it.
 func BackupFileNow(ctx context.Context, dbPath, why string) (string, error) {
+	return readOnly(dbPath, func(r *sql.DB) (string, error) { return backupInto(ctx, r, BackupDir(dbPath), why) })
+}
+
+// readOnly runs fn on a read-only connection of its own to the database
+// at dbPath, which must exist.
+func readOnly(dbPath string, fn func(*sql.DB) (string, error)) (string, error) {
 	if _, err := os.Stat(dbPath); err != nil {
 		return "", fmt.Errorf("no database to back up: %w", err)
 	}
@@ -144,7 +143,7 @@ func BackupFileNow(ctx context.Context, dbPath, why string) (string, error) {
 		return "", fmt.Errorf("open %s: %w", dbPath, err)
 	}
 	defer r.Close()
-	return backupInto(ctx, r, BackupDir(dbPath), why)
+	return fn(r)
 }
 
 // CheckBackup says whether path is a Parley database that SQLite finds
