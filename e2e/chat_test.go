@@ -279,7 +279,7 @@ func TestSidebarRenamePinDelete(t *testing.T) {
 	// is sent.
 	pg.MustNavigate(p.URL + "/t/" + second)
 	pg.MustWaitLoad()
-	pg.MustElement("#new-chat").MustClick()
+	clickToLoad(t, pg, "#new-chat")
 	waitJS(t, pg, `() => location.pathname === '/' && document.querySelector('.welcome textarea[name=text]') !== null`)
 	if n := len(p.threads()); n != 1 {
 		t.Fatalf("%d chats stored after New chat, want 1", n)

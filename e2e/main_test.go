@@ -361,6 +361,17 @@ func waitJS(t testing.TB, pg *rod.Page, js string, args ...any) {
 	}
 }
 
+// clickToLoad clicks an element that loads a new document (a link, a GET
+// form) and waits until that document has loaded: a predicate alone can be
+// true of the old page while the new one is still on its way, and the next
+// navigation would then abort it.
+func clickToLoad(t testing.TB, pg *rod.Page, sel string) {
+	t.Helper()
+	pg.MustEval(`() => { window.__parleyOld = true }`)
+	pg.MustElement(sel).MustClick()
+	waitJS(t, pg, `() => window.__parleyOld !== true && document.readyState === 'complete'`)
+}
+
 // navigated reports a CDP error that means the page changed documents under
 // a call, not that the call failed.
 func navigated(err error) bool {

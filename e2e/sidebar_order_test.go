@@ -50,7 +50,7 @@ func TestSidebarOrderFollowsMessages(t *testing.T) {
 
 	// New chat, twice, sending nothing: no chat is stored.
 	for range 2 {
-		pg.MustElement("#new-chat").MustClick()
+		clickToLoad(t, pg, "#new-chat")
 		waitJS(t, pg, `() => location.pathname === '/' && document.querySelector('.welcome textarea[name=text]') !== null`)
 	}
 	if n := len(p.threads()); n != 2 {
