@@ -6,7 +6,7 @@ DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3f
 DESKTOP_TAGS     := desktop,production,webkit2_41
 GO               ?= go
 
-.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli deps dist
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli axe deps dist
 
 # The Datastar client comes from its Go module, checked, never committed.
 assets: ui/static/datastar.js
@@ -25,6 +25,16 @@ mastra-cli: $(MASTRA_CLI_STAMP)
 
 $(MASTRA_CLI_STAMP): e2e/mastracli/package.json e2e/mastracli/package-lock.json
 	npm ci --prefix e2e/mastracli --no-audit --no-fund
+	touch $@
+
+# axe-core (npm), injected into every screen by the e2e accessibility test;
+# its exact version is pinned by e2e/axe/package-lock.json.
+AXE_STAMP := e2e/axe/node_modules/.installed
+
+axe: $(AXE_STAMP)
+
+$(AXE_STAMP): e2e/axe/package.json e2e/axe/package-lock.json
+	npm ci --prefix e2e/axe --no-audit --no-fund
 	touch $@
 
 # -trimpath as in build/dist.sh, so that a release after these builds only
@@ -78,7 +88,7 @@ fmt:
 # Every test: the system packages first, unit packages in parallel, then the
 # browser e2e suite and the desktop smoke test (under Xvfb) against the real
 # server.
-test: deps check desktop mastra-cli
+test: deps check desktop mastra-cli axe
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
 	$(GO) test -count=1 -timeout 30m ./build/
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
@@ -87,7 +97,7 @@ test: deps check desktop mastra-cli
 unit: assets
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
 
-e2e: deps assets desktop mastra-cli
+e2e: deps assets desktop mastra-cli axe
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m -v ./e2e/...
 
