@@ -103,12 +103,16 @@ func theme(t *testing.T, pg *rod.Page, scheme string) {
 
 // screen audits the page as it is, light and dark at 1280 px and light on
 // a phone, and photographs it at every width (and dark at 1280 px) into
-// artifacts/screen-<name>-<width>[-dark].png.
-func (a *auditor) screen(pg *rod.Page, name string) {
+// artifacts/screen-<name>-<width>[-dark].png, with the element of the
+// selector show (if any) scrolled to the top of its scroller.
+func (a *auditor) screen(pg *rod.Page, name, show string) {
 	a.t.Helper()
 	for _, s := range screenWidths {
 		sized(pg, s.w, s.h)
 		theme(a.t, pg, "light")
+		if show != "" {
+			pg.MustEval(`(sel) => document.querySelector(sel).scrollIntoView({block: 'start'})`, show)
+		}
 		if s.w != 1920 {
 			a.check(pg, fmt.Sprintf("%s (light, %d px)", name, s.w))
 		}
@@ -170,7 +174,10 @@ func TestA11yScreens(t *testing.T) {
 	}
 	waitJS(t, pg, `() => `+p.card("w1")+`?.dataset.state === 'suspended' && `+p.card("w1")+`.querySelector('[data-approval]') !== null`)
 	blur(pg)
-	a.screen(pg, "chat-cards")
+	a.screen(pg, "chat-cards", p.sel("w1"))
+	// Every card open, with its Details: their bodies are checked too.
+	pg.MustEval(`() => document.querySelectorAll('#messages [data-tool-call-id], #messages .tool-details, #messages [data-diff-more]').forEach(d => { d.open = true })`)
+	a.screen(pg, "chat-cards-open", p.sel("e1"))
 
 	// A question waiting for its answer, in another chat.
 	p.Model.Push(scripted.Reply{Text: "I need to know one thing.", ToolCalls: []scripted.ToolCall{{ID: "q1", Name: "ask_user",
@@ -179,7 +186,7 @@ func TestA11yScreens(t *testing.T) {
 	qp := p.page("/t/" + question)
 	sendMsg(t, qp, "set up the database")
 	waitJS(t, qp, `() => document.querySelector('`+p.sel("q1")+`[data-state="suspended"] [data-question]') !== null`)
-	a.screen(qp, "chat-question")
+	a.screen(qp, "chat-question", p.sel("q1"))
 
 	// A plan under review, in Plan mode.
 	p.Model.Push(
@@ -193,7 +200,7 @@ func TestA11yScreens(t *testing.T) {
 	waitJS(t, pp, `() => document.querySelector('#mode-switch [data-mode=plan]').classList.contains('active')`)
 	sendMsg(t, pp, "plan dark mode")
 	waitJS(t, pp, `() => document.querySelector('`+p.sel("p1")+`[data-state="suspended"] [data-plan]') !== null`)
-	a.screen(pp, "chat-plan")
+	a.screen(pp, "chat-plan", p.sel("p1"))
 
 	// The inbox: the waiting approval, question and plan, and a notification.
 	if code, body := p.postJSON(t, "/api/notifications", `{"threadId":"`+cards+`","source":"ci","kind":"build","priority":"high","summary":"Nightly build 118 failed"}`); code != 201 {
@@ -202,7 +209,7 @@ func TestA11yScreens(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '4'`)
 	pg.MustElement("#inbox-bell").MustClick()
 	waitJS(t, pg, `() => getComputedStyle(document.querySelector('#inbox-panel')).display !== 'none'`)
-	a.screen(pg, "inbox")
+	a.screen(pg, "inbox", "")
 	pg.MustElement("#inbox-panel .inbox-close").MustClick()
 	waitJS(t, pg, `() => getComputedStyle(document.querySelector('#inbox-panel')).display === 'none'`)
 
@@ -210,7 +217,7 @@ func TestA11yScreens(t *testing.T) {
 	blur(pg)
 	pg.Keyboard.MustType(input.Key('?'))
 	waitJS(t, pg, `() => document.querySelector('#shortcuts').open`)
-	a.screen(pg, "shortcuts")
+	a.screen(pg, "shortcuts", "")
 	pg.Keyboard.MustType(input.Escape)
 	waitJS(t, pg, `() => !document.querySelector('#shortcuts').open`)
 
@@ -219,7 +226,7 @@ func TestA11yScreens(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('dialog#search[open]') !== null`)
 	pg.MustElement("#search-q").MustInput("notes")
 	waitJS(t, pg, `() => document.querySelector('dialog#search [data-search-hit], dialog#search .search-hit, dialog#search li a') !== null`)
-	a.screen(pg, "search")
+	a.screen(pg, "search", "")
 	pg.MustEval(`() => document.querySelector('dialog#search').close()`)
 
 	// The phone's drawer, open over the chat.
@@ -235,9 +242,9 @@ func TestA11yScreens(t *testing.T) {
 	theme(t, pg, "light")
 
 	// Settings, the welcome page and an unknown chat.
-	a.screen(p.page("/settings"), "settings")
-	a.screen(p.page("/"), "welcome")
-	a.screen(p.page("/t/no-such-chat"), "not-found")
+	a.screen(p.page("/settings"), "settings", "")
+	a.screen(p.page("/"), "welcome", "")
+	a.screen(p.page("/t/no-such-chat"), "not-found", "")
 
 	t.Logf("axe took %v of the test's %v", a.took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	if len(a.failed) > 0 {
