@@ -65,6 +65,9 @@ type Event struct {
 	FinishReason string // step-finish, finish
 	Usage        Usage  // step-finish, finish (finish: the sum of all steps)
 	Error        string // error
+	// StoreFailed (error): the run failed because its reply could not
+	// be written to the store, not because of the model or a tool.
+	StoreFailed bool
 
 	ToolCallID string
 	ToolName   string

@@ -9,6 +9,10 @@ import (
 // ErrNotFound is returned by stores when a thread, message or run does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrDiskFull: a store write failed because the disk (or the database's
+// size limit) is full; a store wraps its own error with it.
+var ErrDiskFull = errors.New("the disk is full")
+
 // Role is who wrote a message.
 type Role string
 

@@ -21,12 +21,42 @@ func (rt *Runtime) ListThreads(ctx context.Context, q ThreadQuery) ([]Thread, er
 
 // GetMessage returns the message id.
 func (rt *Runtime) GetMessage(ctx context.Context, id string) (Message, error) {
-	return rt.store.GetMessage(ctx, id)
+	m, err := rt.store.GetMessage(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	one := []Message{m}
+	rt.owedMarks(one)
+	return one[0], nil
 }
 
 // ListMessages lists a thread's messages.
 func (rt *Runtime) ListMessages(ctx context.Context, threadID string, q MessageQuery) ([]Message, error) {
-	return rt.store.ListMessages(ctx, threadID, q)
+	ms, err := rt.store.ListMessages(ctx, threadID, q)
+	rt.owedMarks(ms)
+	return ms, err
+}
+
+// owedMarks shows the replies whose failure could not be written yet (owe)
+// as the store will have them: failed, with their error, not streaming.
+func (rt *Runtime) owedMarks(ms []Message) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.failedReplies) == 0 {
+		return
+	}
+	for i, m := range ms {
+		text, ok := rt.failedReplies[m.ID]
+		if !ok || m.Status != StatusStreaming {
+			continue
+		}
+		meta := make(map[string]any, len(m.Content.Metadata)+1)
+		for k, v := range m.Content.Metadata {
+			meta[k] = v
+		}
+		meta["error"], meta["failure"] = text, FailureStore
+		ms[i].Status, ms[i].Content.Metadata = StatusError, meta
+	}
 }
 
 // GetRun returns the run id.

@@ -71,6 +71,10 @@ type Runtime struct {
 	queued map[string][]queuedTurn // thread id → turns waiting for the run in progress
 	wg     sync.WaitGroup          // the runs reserved and not yet ended
 	closed bool                    // Close has begun: no run is reserved
+	owed   []owedWrite             // final writes that failed, tried again (owe)
+	// failedReplies: reply id → its error, for the replies owed marks
+	// that have not landed yet (owedMarks).
+	failedReplies map[string]string
 
 	// The notification dispatcher (StartNotifications).
 	kick      chan struct{}
@@ -134,6 +138,9 @@ type liveRun struct {
 	mu      sync.Mutex
 	msgID   string // the reply being written; a delivered signal starts a new one
 	builder contentBuilder
+	// saveErr: a write of the reply failed for good (failSave); the run
+	// ends with it.
+	saveErr error
 }
 
 func (l *liveRun) messageID() string {
@@ -429,7 +436,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	defer l.cancel()
 	threadID := l.run.ThreadID
 
-	history, err := rt.store.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
+	history, err := rt.ListMessages(ctx, threadID, MessageQuery{Limit: historyLimit, Last: true})
 	if err != nil {
 		if ctx.Err() != nil { // stopped before it began: a stop, not a failure
 			rt.finish(l, Event{Type: EventAbort})
@@ -472,6 +479,9 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	}
 	close(stop)
 	<-flushed // no streaming write may land after the final one
+	if err := l.saveError(); err != nil {
+		last = Event{Type: EventError, Error: NotSaved(err), StoreFailed: true, Usage: last.Usage}
+	}
 	rt.finish(l, last)
 }
 
@@ -497,7 +507,10 @@ func (rt *Runtime) flusher(l *liveRun, dirty, stop <-chan struct{}, flushed chan
 		case <-dirty:
 		}
 		start := time.Now()
-		rt.write(l, StatusStreaming, nil)
+		if err := rt.write(l, StatusStreaming, nil); saveFailed(err) {
+			l.failSave(err) // the run ends; finish writes what it can
+			return
+		}
 		t.Reset(flushWait(time.Since(start)))
 		select {
 		case <-stop:
@@ -526,10 +539,32 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	switch {
 	case e.Error != "":
 		meta["error"] = e.Error
+		if e.StoreFailed {
+			meta["failure"] = FailureStore
+		}
 	case e.Type == EventAbort:
 		meta["stopped"] = "user" // a crash leaves no such mark
 	}
-	rt.write(l, status, meta)
+	if err := rt.write(l, status, meta); saveFailed(err) {
+		// The whole reply could not be written: the run fails, whatever
+		// the model said, and the part of the reply that was stored is
+		// marked failed, now with a write of a few bytes or as soon as
+		// there is room.
+		if !e.StoreFailed {
+			e.Type, e.Error, e.StoreFailed, e.FinishReason = EventError, NotSaved(err), true, ""
+		}
+		status, runStatus = StatusError, RunFailed
+		id, text := l.messageID(), e.Error
+		mark := func(ctx context.Context) error {
+			return rt.store.MarkMessage(ctx, id, StatusError, map[string]string{"error": text, "failure": FailureStore})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := mark(ctx); saveFailed(err) {
+			rt.Log.Error("mark reply failed", "message", id, "err", err)
+			rt.owe(owedWrite{what: "the failed reply " + id, write: mark, failed: id, errText: text})
+		}
+		cancel()
+	}
 
 	// l.run is read by Live under rt.mu: the final state is a copy.
 	final := l.run
@@ -539,6 +574,9 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	defer cancel()
 	if err := rt.store.FinishRun(ctx, final); err != nil {
 		rt.Log.Error("store finished run", "run", l.run.ID, "err", err)
+		if saveFailed(err) {
+			rt.owe(owedWrite{what: "the run " + final.ID, write: func(ctx context.Context) error { return rt.store.FinishRun(ctx, final) }})
+		}
 	}
 
 	// The thread changes hands under its lane: a signal sent now either
@@ -572,16 +610,21 @@ func (rt *Runtime) finish(l *liveRun, e Event) {
 	rt.kickNotes() // what waited for the thread to fall idle may go now
 }
 
-// write stores the reply as it stands. Errors are logged: the run goes on
-// and the next write carries the whole content again.
-func (rt *Runtime) write(l *liveRun, status MessageStatus, meta map[string]any) {
+// write stores the reply as it stands (writeLocked).
+func (rt *Runtime) write(l *liveRun, status MessageStatus, meta map[string]any) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	rt.writeLocked(l, status, meta)
+	return rt.writeLocked(l, status, meta)
 }
 
-// writeLocked is write with l.wmu held.
-func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string]any) {
+// saveRetries are the pauses before a failed write of a reply is tried
+// again: a moment's contention passes within them, a full disk does not.
+var saveRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 750 * time.Millisecond}
+
+// writeLocked is write with l.wmu held: the whole reply is written, tried
+// again after each of saveRetries, and the last error returned (a reply
+// gone from the store, ErrNotFound, is not tried again).
+func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string]any) error {
 	l.mu.Lock()
 	c, id := l.builder.content(), l.msgID
 	l.mu.Unlock()
@@ -591,10 +634,128 @@ func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string
 	for k, v := range meta {
 		c.Metadata[k] = v
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := rt.store.UpdateMessage(ctx, id, c, status); err != nil {
-		rt.Log.Error("store reply", "message", id, "err", err)
+	for try := 0; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err := rt.store.UpdateMessage(ctx, id, c, status)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrNotFound) || try == len(saveRetries) {
+			rt.Log.Error("store reply", "message", id, "status", status, "err", err)
+			return err
+		}
+		rt.Log.Warn("store reply: trying again", "message", id, "err", err)
+		time.Sleep(saveRetries[try])
+	}
+}
+
+// FailureStore is content.metadata.failure of a reply that failed because
+// it could not be written, not because of the model.
+const FailureStore = "store"
+
+// NotSaved is the error a run ends with when its reply could not be
+// written: what the chat, the API stream and generate show.
+func NotSaved(err error) string {
+	if errors.Is(err, ErrDiskFull) {
+		return "the disk is full: the reply could not be saved"
+	}
+	return "the reply could not be saved: " + err.Error()
+}
+
+// saveFailed reports whether err is a failed write of a reply that must end
+// its run; a reply gone from the store (its chat deleted) is not one.
+func saveFailed(err error) bool { return err != nil && !errors.Is(err, ErrNotFound) }
+
+// failSave ends the run because its reply could not be written: the first
+// cause is kept for the run's error.
+func (l *liveRun) failSave(err error) {
+	l.mu.Lock()
+	if l.saveErr == nil {
+		l.saveErr = err
+	}
+	l.mu.Unlock()
+	l.cancel()
+}
+
+func (l *liveRun) saveError() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.saveErr
+}
+
+// owe keeps a store write that failed at the end of a run and tries it
+// again every oweRetry until it lands or the runtime closes: a reply must
+// not stay "streaming" in the store while this process lives, and the
+// disk may have room again in a minute. (What a closed runtime still owes,
+// the next start marks: streaming replies interrupted, running runs failed.)
+func (rt *Runtime) owe(o owedWrite) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return
+	}
+	if o.failed != "" {
+		if rt.failedReplies == nil {
+			rt.failedReplies = map[string]string{}
+		}
+		rt.failedReplies[o.failed] = o.errText
+	}
+	rt.owed = append(rt.owed, o)
+	if len(rt.owed) == 1 {
+		rt.wg.Add(1)
+		go rt.payOwed()
+	}
+}
+
+// owedWrite is a store write owe tries again.
+type owedWrite struct {
+	what  string
+	write func(ctx context.Context) error
+	// failed, errText: the write marks this reply failed with this
+	// error; until it lands, reads show it so (owedMarks).
+	failed, errText string
+}
+
+// oweRetry is how often owed writes are tried again.
+const oweRetry = 2 * time.Second
+
+// payOwed tries the owed writes every oweRetry until none is left or the
+// runtime closes.
+func (rt *Runtime) payOwed() {
+	defer rt.wg.Done()
+	for {
+		select {
+		case <-rt.titles.Done(): // closing
+			return
+		case <-time.After(oweRetry):
+		}
+		rt.mu.Lock()
+		owed := rt.owed
+		rt.mu.Unlock()
+		var left []owedWrite
+		for _, o := range owed {
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			err := o.write(ctx)
+			cancel()
+			if saveFailed(err) {
+				left = append(left, o)
+				continue
+			}
+			rt.Log.Info("stored what a failed write left", "what", o.what)
+			if o.failed != "" {
+				rt.mu.Lock()
+				delete(rt.failedReplies, o.failed)
+				rt.mu.Unlock()
+			}
+		}
+		rt.mu.Lock()
+		rt.owed = append(left, rt.owed[len(owed):]...)
+		done := len(rt.owed) == 0
+		rt.mu.Unlock()
+		if done {
+			return
+		}
 	}
 }
 

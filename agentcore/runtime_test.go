@@ -18,6 +18,13 @@ import (
 // newRuntime wires a runtime over a real SQLite store and the scripted model.
 func newRuntime(t *testing.T) (*agentcore.Runtime, *scripted.Server) {
 	t.Helper()
+	rt, srv, _ := newRuntimeDB(t)
+	return rt, srv
+}
+
+// newRuntimeDB is newRuntime that also returns its store.
+func newRuntimeDB(t *testing.T) (*agentcore.Runtime, *scripted.Server, *storage.DB) {
+	t.Helper()
 	srv := scripted.NewServer()
 	t.Cleanup(srv.Close)
 	db, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
@@ -36,7 +43,7 @@ func newRuntime(t *testing.T) (*agentcore.Runtime, *scripted.Server) {
 	}
 	rt := agentcore.NewRuntime(db, nil, agent)
 	t.Cleanup(func() { rt.Close(); db.Close() })
-	return rt, srv
+	return rt, srv, db
 }
 
 func thread(t *testing.T, rt *agentcore.Runtime) agentcore.Thread {

@@ -496,7 +496,9 @@ func (rt *Runtime) split(ctx context.Context, l *liveRun, sigs []Signal, ids []s
 			rt.Log.Error("file delivered signals", "thread", threadID, "err", err)
 		}
 	} else {
-		rt.writeLocked(l, StatusComplete, map[string]any{"model": l.run.Model, "continued": true})
+		if err := rt.writeLocked(l, StatusComplete, map[string]any{"model": l.run.Model, "continued": true}); saveFailed(err) {
+			l.failSave(err) // the run ends with it
+		}
 		// The screens hear that the old reply is done only once the run
 		// writes a new one: until then it is the live reply, and a screen
 		// that re-rendered it now would show it streaming for good.

@@ -55,6 +55,11 @@ type ThreadStore interface {
 type MessageStore interface {
 	AppendMessage(ctx context.Context, m Message) (Message, error)
 	UpdateMessage(ctx context.Context, id string, c Content, s MessageStatus) error
+	// MarkMessage sets a message's status and the given keys of its
+	// content's metadata, keeping the rest of the content as stored: the
+	// small write a failed reply falls back to when its whole content
+	// could not be written.
+	MarkMessage(ctx context.Context, id string, s MessageStatus, meta map[string]string) error
 	GetMessage(ctx context.Context, id string) (Message, error)
 	ListMessages(ctx context.Context, threadID string, q MessageQuery) ([]Message, error)
 	// MoveMessages puts the messages ids, in that order, at the end of

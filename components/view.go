@@ -116,9 +116,12 @@ type Message struct {
 	Status string // "streaming" | "complete" | "interrupted" | "error"
 	Note   string // "Stopped", "Interrupted — …"
 	Error  string // the provider's reason
-	Model  string
-	Hit    bool   // the message a search opened the chat on: highlighted briefly
-	Badge  string // a user message sent while the agent worked: "Queued — …"
+	// NotSaved: the reply failed because Parley could not write it (a
+	// full disk), not because of the model.
+	NotSaved bool
+	Model    string
+	Hit      bool   // the message a search opened the chat on: highlighted briefly
+	Badge    string // a user message sent while the agent worked: "Queued — …"
 	// CanEdit: the message waits unread and can be taken back to edit.
 	CanEdit bool
 	// Retried: a failed or stopped reply answered again (Retry).

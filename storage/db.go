@@ -14,13 +14,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 
 	"parley/agentcore"
 )
@@ -182,13 +184,49 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 func inTx(ctx context.Context, d *sql.DB, fn func(*sql.Tx) error) error {
 	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return full(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		return full(err)
+	}
+	return full(tx.Commit())
+}
+
+// sqliteFull is SQLITE_FULL, the primary result code of a write that found
+// no room: the disk, or the database's max_page_count.
+const sqliteFull = 13
+
+// full wraps an error that says the disk is full with agentcore.ErrDiskFull,
+// whichever way it came: SQLite's own result code or the system's ENOSPC.
+func full(err error) error {
+	if err == nil || errors.Is(err, agentcore.ErrDiskFull) {
 		return err
 	}
-	return tx.Commit()
+	var se *sqlite.Error
+	if (errors.As(err, &se) && se.Code()&0xff == sqliteFull) || errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w: %w", agentcore.ErrDiskFull, err)
+	}
+	return err
+}
+
+// LimitPages caps the database file at its present size plus room more
+// pages (SQLite's max_page_count, on the one writer connection, until the
+// process ends or it is called again; room < 0 lifts the cap): writes past
+// it fail as a full disk does. Tests fill the disk with it.
+func (db *DB) LimitPages(ctx context.Context, room int) error {
+	limit := int64(math.MaxUint32 - 1) // SQLite's default cap
+	if room >= 0 {
+		var n int64
+		if err := db.writer.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n); err != nil {
+			return fmt.Errorf("limit pages: %w", err)
+		}
+		limit = n + int64(room)
+	}
+	if _, err := db.writer.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, limit)); err != nil {
+		return fmt.Errorf("limit pages: %w", err)
+	}
+	return nil
 }
 
 // scanner is a *sql.Row or *sql.Rows.
@@ -205,7 +243,7 @@ func notFound(err error) error {
 // affected returns agentcore.ErrNotFound when an exec touched no row.
 func affected(res sql.Result, err error) error {
 	if err != nil {
-		return err
+		return full(err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 
 	"parley/agentcore"
 )
@@ -65,6 +68,27 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 		string(content), s, id))
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", id, err)
+	}
+	return nil
+}
+
+// MarkMessage sets the status of a message and the given keys of its
+// content's metadata; the rest of the content stays as stored. It writes a
+// few bytes where UpdateMessage writes the whole reply, so it can still land
+// when the disk had no room for that.
+func (db *DB) MarkMessage(ctx context.Context, id string, s agentcore.MessageStatus, meta map[string]string) error {
+	set, args := "content", []any{s}
+	if len(meta) > 0 {
+		set = "json_set(content"
+		for _, k := range slices.Sorted(maps.Keys(meta)) {
+			set += ", ?, ?"
+			args = append(args, "$.metadata."+strconv.Quote(k), meta[k])
+		}
+		set += ")"
+	}
+	args = append(args, id)
+	if err := affected(db.writer.ExecContext(ctx, `UPDATE messages SET status = ?, content = `+set+` WHERE id = ?`, args...)); err != nil {
+		return fmt.Errorf("mark message %s %s: %w", id, s, err)
 	}
 	return nil
 }

@@ -299,6 +299,8 @@ func (s *Server) apiGenerate(r *http.Request) (any, error) {
 		return nil, r.Context().Err()
 	case end.Type == "":
 		return nil, &apiError{http.StatusServiceUnavailable, "Parley is shutting down"}
+	case end.Type == agentcore.EventError && end.StoreFailed:
+		return nil, &apiError{http.StatusInternalServerError, end.Error} // Parley's own store, not the model
 	case end.Type == agentcore.EventError && start.Type == "":
 		return nil, errors.New(end.Error) // the model could not be opened
 	case end.Type == agentcore.EventError:

@@ -22,7 +22,7 @@ var (
 	}
 	storeWrites = []string{
 		"CreateThread", "UpdateThread", "UpdateThreadMetadata", "DeleteThread", "TrashThread", "RestoreThread", "PurgeTrash",
-		"AppendMessage", "UpdateMessage", "MoveMessages", "DeleteMessage",
+		"AppendMessage", "UpdateMessage", "MarkMessage", "MoveMessages", "DeleteMessage",
 		"CreateRun", "FinishRun", "SetSetting", "SetState", "ImportThreads",
 		"CreateNotification", "SaveNotification",
 	}

@@ -124,6 +124,7 @@ func (s *Server) messageShell(m agentcore.Message, live agentcore.Live, running 
 	switch m.Status {
 	case agentcore.StatusError:
 		v.Error, _ = meta["error"].(string)
+		v.NotSaved = meta["failure"] == agentcore.FailureStore
 		if v.Error == "" {
 			v.Error = "unknown error"
 		}
