@@ -131,8 +131,9 @@ func (a *auditor) screen(pg *rod.Page, name, show string) {
 // Every screen has no serious or critical accessibility violation (axe-core,
 // light and dark), and is photographed at 390, 1280 and 1920 px for people
 // to look at: a chat with each kind of tool card, a waiting question, a
-// plan under review, the inbox, search, settings, the shortcuts, the
-// welcome page, an unknown chat, and the phone's drawer.
+// plan under review, the inbox, search, the shortcuts, the chat's menu, the
+// rename dialog, settings, the welcome page, an unknown chat, and the
+// phone's drawer.
 func TestA11yScreens(t *testing.T) {
 	start := time.Now()
 	a := newAuditor(t)
@@ -228,6 +229,19 @@ func TestA11yScreens(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('dialog#search [data-search-hit], dialog#search .search-hit, dialog#search li a') !== null`)
 	a.screen(pg, "search", "")
 	pg.MustEval(`() => document.querySelector('dialog#search').close()`)
+
+	// The chat's ⋯ menu, and the rename dialog.
+	pg.MustElement("#chat-menu .chat-menu-btn").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#chat-menu').open`)
+	a.screen(pg, "chat-menu", "")
+	pg.MustEval(`() => { document.querySelector('#chat-menu').open = false }`)
+	row := "#thread-" + cards
+	pg.MustElement(row).MustHover()
+	pg.MustElement(row + " .rename").MustClick()
+	waitJS(t, pg, `() => document.querySelector('#rename-dialog')?.open === true`)
+	a.screen(pg, "rename", "")
+	pg.Keyboard.MustType(input.Escape)
+	waitJS(t, pg, `() => document.querySelector('#rename-dialog').open === false`)
 
 	// The phone's drawer, open over the chat.
 	sized(pg, 390, 844)
