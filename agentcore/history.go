@@ -88,12 +88,23 @@ func assistantTurns(c Content) []llm.Message {
 }
 
 // contentBuilder assembles an assistant message's v2 content from its run's
-// events, as they come. Growing text (reply text, reasoning, streamed tool
-// arguments) lives in builders, so a long reply costs linear time to build;
-// content() materialises a snapshot.
+// events, as they come. Growing text lives in builders that are only ever
+// appended to, so a long reply costs linear time to build, and content()
+// takes a snapshot without copying any of it: a string of a builder's
+// bytes so far stays valid while the builder grows (a larger builder
+// copies to a new array and leaves the old one to the snapshots that hold
+// it).
+//
+// The reply's text is one buffer, shared by its text parts, which follow
+// each other in it (a text part grows only while it is the last part), so
+// the text of a part is a slice of it and the text of the whole reply
+// (Content.Content) is all of it: a snapshot costs no copy of the text
+// however often the store writes the reply and the pages read it.
 type contentBuilder struct {
 	parts []Part
-	text  map[int]*strings.Builder // part index → its text or streamed arguments
+	all   *strings.Builder         // the text of every text part, in order
+	spans map[int][2]int           // text part index → its bytes in all
+	text  map[int]*strings.Builder // part index → its reasoning or streamed arguments
 	calls map[string]int           // tool call id → part index
 	// usage sums the model calls that wrote this content; context is the
 	// context fill of the last one (see MetaUsage).
@@ -119,7 +130,11 @@ func (b *contentBuilder) apply(e Event) bool {
 			b.parts = append(b.parts, Part{Type: kind})
 			n++
 		}
-		b.buf(n - 1).WriteString(e.Text)
+		if kind == "text" {
+			b.appendText(n-1, e.Text)
+		} else {
+			b.buf(n - 1).WriteString(e.Text)
+		}
 		return true
 	case EventToolInputStart:
 		if b.calls == nil {
@@ -190,6 +205,21 @@ func (b *contentBuilder) apply(e Event) bool {
 	return false
 }
 
+// appendText appends text to the text part i, the last part.
+func (b *contentBuilder) appendText(i int, text string) {
+	if b.all == nil {
+		b.all = &strings.Builder{}
+		b.spans = map[int][2]int{}
+	}
+	sp, ok := b.spans[i]
+	if !ok {
+		sp[0] = b.all.Len()
+	}
+	b.all.WriteString(text)
+	sp[1] = b.all.Len()
+	b.spans[i] = sp
+}
+
 func (b *contentBuilder) buf(i int) *strings.Builder {
 	if b.text == nil {
 		b.text = map[int]*strings.Builder{}
@@ -211,9 +241,12 @@ func (b *contentBuilder) call(id string) (int, *ToolInvocation) {
 // content returns a snapshot that later events do not change.
 func (b *contentBuilder) content() Content {
 	c := Content{Format: 2, Parts: make([]Part, len(b.parts))}
-	var text strings.Builder
+	if b.all != nil {
+		c.Content = b.all.String()
+	}
 	for i, p := range b.parts {
 		buf := b.text[i]
+		sp, inAll := b.spans[i]
 		switch {
 		case p.ToolInvocation != nil:
 			ti := *p.ToolInvocation
@@ -222,15 +255,13 @@ func (b *contentBuilder) content() Content {
 				ti.ArgsText = buf.String()
 			}
 			p.ToolInvocation = &ti
+		case inAll:
+			p.Text = c.Content[sp[0]:sp[1]]
 		case buf != nil:
 			p.Text = buf.String()
 		}
 		c.Parts[i] = p
-		if p.Type == "text" {
-			text.WriteString(p.Text)
-		}
 	}
-	c.Content = text.String()
 	if !b.usage.IsZero() {
 		c.Metadata = map[string]any{MetaUsage: b.usage}
 		if b.context > 0 {
@@ -309,6 +340,7 @@ func withInvocation(c Content, ti ToolInvocation) Content {
 func (b *contentBuilder) load(c Content) {
 	b.parts = make([]Part, len(c.Parts))
 	copy(b.parts, c.Parts)
+	b.all, b.spans = nil, nil
 	b.calls = map[string]int{}
 	b.usage, _ = MessageUsage(c)
 	b.context, _ = MessageContextTokens(c)
@@ -317,6 +349,9 @@ func (b *contentBuilder) load(c Content) {
 			ti := *p.ToolInvocation
 			b.parts[i].ToolInvocation = &ti
 			b.calls[ti.ToolCallID] = i
+		}
+		if p.Type == "text" {
+			b.appendText(i, p.Text) // every text part is in all
 		}
 	}
 }
