@@ -28,7 +28,9 @@ func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 	if rt.liveRun(thread.ID) != nil || len(rt.queued[thread.ID]) > 0 {
 		return Run{}, ErrBusy
 	}
-	last, err := rt.store.ListMessages(ctx, thread.ID, MessageQuery{Limit: 1, Last: true})
+	// Read as the screens read it: a reply whose failure is not written
+	// yet (owe) is failed already.
+	last, err := rt.ListMessages(ctx, thread.ID, MessageQuery{Limit: 1, Last: true})
 	if err != nil {
 		return Run{}, fmt.Errorf("retry in thread %s: %w", thread.ID, err)
 	}

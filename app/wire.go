@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -72,6 +73,9 @@ type Options struct {
 	// environment without its keys.
 	MCP mcp.Options
 	Log *slog.Logger
+	// LowDisk is the free space on the data folder's disk below which the
+	// screens warn; 0: DefaultLowDisk.
+	LowDisk uint64
 }
 
 // Open wires a Parley instance. Close it when done. It holds the data
@@ -245,6 +249,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		PickFolder: o.PickFolder,
 		Auth:       auth,
 		Log:        log,
+		LowDisk:    (&diskWatch{dir: c.DataDir, min: cmp.Or(o.LowDisk, DefaultLowDisk), log: log}).Warning,
 	})
 	if err != nil {
 		in.Close()

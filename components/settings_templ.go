@@ -23,7 +23,7 @@ type Settings struct {
 	Models       []string
 	Model        string // the model new chats use now
 	DefaultModel string // the one saved in Settings
-	Demo         bool
+	Banner       Banner
 	Theme        string
 	Providers    []ProviderView
 	KeysNote     string
@@ -254,7 +254,7 @@ func SettingsPage(s Settings) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Shell("Settings · Parley", s.Sidebar, Banner{Demo: s.Demo}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var7), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Shell("Settings · Parley", s.Sidebar, s.Banner).Render(templ.WithChildren(ctx, templ_7745c5c3_Var7), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -29,9 +29,12 @@ type WelcomeForm struct {
 	Error string
 }
 
-// Banner explains the app's mode, e.g. scripted demo replies.
+// Banner is what every screen says above itself: the app's mode (scripted
+// demo replies), a nearly full disk.
 type Banner struct {
 	Demo bool
+	// LowDisk warns that the data folder's disk is nearly full.
+	LowDisk string
 }
 
 // Sidebar is the thread list.

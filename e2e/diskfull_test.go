@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parley/agentcore/scripted"
+	"parley/app"
 )
 
 // fillsTheDisk is a long reply that fills the data folder's disk (the
@@ -87,8 +88,10 @@ func TestFullDiskFailsTheReplyEverywhere(t *testing.T) {
 	pg := p.page("/t/" + id)
 	p.Model.Push(p.fillsTheDisk(t))
 	sendMsg(t, pg, "once more")
-	waitJS(t, pg, `(want) => { const m = [...document.querySelectorAll('#messages .msg-assistant')].pop();
-		return m?.dataset.status === 'error' && m.querySelector('.msg-error').innerText.includes(want) && m.querySelector('.msg-retry') !== null }`, notSaved)
+	// The two replies above failed the same way: this is the third.
+	waitJS(t, pg, `(want) => { const ms = document.querySelectorAll('#messages .msg-assistant'), m = ms[2];
+		return ms.length === 3 && m.dataset.status === 'error' && m.querySelector('.msg-error').innerText.includes(want) && m.querySelector('.msg-retry') !== null }`, notSaved)
+	pg.MustScreenshot(artifact("reply-not-saved.png"))
 	if got := evalString(pg, `() => [...document.querySelectorAll('#messages .msg-error strong')].pop().innerText`); got != "Parley could not save this reply." {
 		t.Fatalf("the failed reply is introduced as %q", got)
 	}
@@ -119,15 +122,48 @@ func TestFullDiskFailsTheReplyEverywhere(t *testing.T) {
 		t.Fatalf("the messages API says the replies are %v, want 3 failed", statuses)
 	}
 
+	// Retry at once, before the failure the disk had no room for is
+	// written: the chat says failed, so Retry takes it as failed.
 	p.room(t)
 	p.Model.Push(scripted.Reply{Text: "Room again."})
 	retries := pg.MustElements("#messages .msg-assistant .msg-retry")
 	retries[len(retries)-1].MustClick()
-	waitJS(t, pg, `() => { const m = [...document.querySelectorAll('#messages .msg-assistant')].pop();
-		return m?.dataset.status === 'complete' && m.innerText.includes('Room again.') }`)
+	waitJS(t, pg, `() => { const ms = document.querySelectorAll('#messages .msg-assistant');
+		return ms.length === 4 && ms[3].dataset.status === 'complete' && ms[3].innerText.includes('Room again.') }`)
 	pg.MustReload()
 	pg.MustWaitLoad()
 	if n := pg.MustEval(`() => document.querySelectorAll('#messages .msg-assistant[data-status=streaming]').length`).Int(); n != 0 {
 		t.Fatalf("%d replies show streaming after a reload", n)
+	}
+}
+
+// With less free space than the threshold on the data folder's disk, every
+// screen warns, once: dismissed, it stays away.
+func TestLowDiskBanner(t *testing.T) {
+	model := scripted.NewServer()
+	t.Cleanup(model.Close)
+	p := launchWith(t, t.TempDir(), model, nil, newCallIDs(), func(o *app.Options) { o.LowDisk = 1 << 62 })
+	for _, path := range []string{"/", "/settings"} {
+		pg := p.page(path)
+		text := evalString(pg, `() => document.querySelector('#low-disk[role=alert]')?.innerText ?? ''`)
+		if !strings.Contains(text, "The disk is nearly full.") || !strings.Contains(text, p.dir) || !strings.Contains(text, " free on the disk") {
+			t.Fatalf("%s warns %q, want the free space and the data folder named", path, text)
+		}
+		if path == "/" {
+			pg.MustScreenshot(artifact("low-disk-banner.png"))
+		}
+		if path == "/settings" {
+			pg.MustElement("#low-disk .banner-dismiss").MustClick()
+			waitJS(t, pg, `() => document.querySelector('#low-disk') === null`)
+			pg.MustReload()
+			pg.MustWaitLoad()
+			if pg.MustHas("#low-disk") {
+				t.Fatal("the dismissed warning came back on a reload")
+			}
+		}
+	}
+	q := startParley(t) // the default threshold, 100 MB: this machine has more
+	if pg := q.page("/"); pg.MustHas("#low-disk") {
+		t.Fatal("a disk with room is warned of")
 	}
 }

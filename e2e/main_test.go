@@ -201,11 +201,21 @@ func startParley(t testing.TB, tools ...map[string]*agentcore.Tool) *parley {
 
 func launch(t testing.TB, dir string, model *scripted.Server, tools map[string]*agentcore.Tool, calls *callIDs) *parley {
 	t.Helper()
+	return launchWith(t, dir, model, tools, calls, nil)
+}
+
+// launchWith is launch with the app's options adjusted by opt.
+func launchWith(t testing.TB, dir string, model *scripted.Server, tools map[string]*agentcore.Tool, calls *callIDs, opt func(*app.Options)) *parley {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	o := app.Options{Scripted: model, Tools: tools}
+	if opt != nil {
+		opt(&o)
+	}
 	in, err := app.Open(ctx, app.Config{
 		DataDir: dir, Workspace: dir, Model: app.DemoModel,
 		Getenv: func(string) string { return "" },
-	}, app.Options{Scripted: model, Tools: tools})
+	}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

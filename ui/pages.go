@@ -33,7 +33,7 @@ func (s *Server) welcome(w http.ResponseWriter, r *http.Request, status int, f c
 		s.httpError(w, r, err)
 		return
 	}
-	s.render(w, r, status, components.Page{Sidebar: sb, Banner: components.Banner{Demo: s.demo()}, Models: s.modelList(f.Model), Welcome: f})
+	s.render(w, r, status, components.Page{Sidebar: sb, Banner: s.banner(), Models: s.modelList(f.Model), Welcome: f})
 }
 
 // defaultModel is the model a new chat uses unless it picks another.
@@ -65,7 +65,7 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, components.Page{Sidebar: sb, Chat: &c, Banner: components.Banner{Demo: s.demo()}, Models: s.modelList(c.Model)})
+	s.render(w, r, http.StatusOK, components.Page{Sidebar: sb, Chat: &c, Banner: s.banner(), Models: s.modelList(c.Model)})
 }
 
 // chatNotFound answers a link to a chat that does not exist with a 404 page
@@ -79,7 +79,7 @@ func (s *Server) chatNotFound(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
-	if err := components.NotFoundPage(sb, components.Banner{Demo: s.demo()}).Render(r.Context(), w); err != nil {
+	if err := components.NotFoundPage(sb, s.banner()).Render(r.Context(), w); err != nil {
 		s.log.Warn("render page", "path", r.URL.Path, "err", err)
 	}
 }

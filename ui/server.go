@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"parley/agentcore"
@@ -56,6 +57,9 @@ type Config struct {
 	// Inbox is the inbox every page shows; nil: the server follows the
 	// runtime with one of its own, closed by Shutdown.
 	Inbox *chat.Inbox
+	// LowDisk says what to warn of while the data folder's disk is nearly
+	// full ("" when it is not); nil: never.
+	LowDisk func() string
 }
 
 // Server serves the UI and the API.
@@ -71,6 +75,9 @@ type Server struct {
 	focused  sync.Map
 	inboxes  *chat.Inbox
 	ownInbox bool // made by New: Shutdown closes it
+	// lowDiskSeen: the user dismissed the low-disk warning; it is not
+	// shown again until Parley restarts.
+	lowDiskSeen atomic.Bool
 }
 
 // New checks the embedded assets and returns a server.
@@ -154,6 +161,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /t/{id}/export.md", s.exportPage("md"))
 	mux.HandleFunc("GET /t/{id}/export.json", s.exportPage("json"))
 	mux.HandleFunc("POST /import", s.importPage)
+	mux.HandleFunc("POST /banner/low-disk/dismiss", s.dismissLowDisk)
 	s.settingsRoutes(mux)
 	s.apiRoutes(mux)
 	return s.guard(s.themed(mux))

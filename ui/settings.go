@@ -106,13 +106,29 @@ func (s *Server) demo() bool {
 	return s.cfg.Demo
 }
 
+// banner is what every screen says above itself: demo mode, a nearly
+// full disk.
+func (s *Server) banner() components.Banner {
+	b := components.Banner{Demo: s.demo()}
+	if s.cfg.LowDisk != nil && !s.lowDiskSeen.Load() {
+		b.LowDisk = s.cfg.LowDisk()
+	}
+	return b
+}
+
+// dismissLowDisk hides the low-disk warning until Parley restarts.
+func (s *Server) dismissLowDisk(w http.ResponseWriter, r *http.Request) {
+	s.lowDiskSeen.Store(true)
+	_ = datastar.NewSSE(w, r).RemoveElementByID("low-disk")
+}
+
 // settingsView is the page as things stand.
 func (s *Server) settingsView(ctx context.Context) (components.Settings, error) {
 	sb, err := s.sidebar(ctx, "")
 	if err != nil {
 		return components.Settings{}, err
 	}
-	page := components.Settings{Sidebar: sb, Workspace: s.cfg.Workspace, Demo: s.demo(), Theme: "system"}
+	page := components.Settings{Sidebar: sb, Workspace: s.cfg.Workspace, Banner: s.banner(), Theme: "system"}
 	if a, err := s.rt.Agent(""); err == nil {
 		page.Model = a.CurrentModel()
 	}
