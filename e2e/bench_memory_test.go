@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ import (
 
 var (
 	memRuns  = flag.Int("mem-runs", 3, "runs per case of TestBenchReplyMemory")
-	memCases = flag.String("mem-cases", "", "only the cases of TestBenchReplyMemory whose name contains this")
+	memCases = flag.String("mem-cases", "", "a regular expression: only the cases of TestBenchReplyMemory whose name it matches")
 )
 
 // settleAfter is how long after a run ends its memory is read again: the
@@ -65,8 +66,12 @@ func TestBenchReplyMemory(t *testing.T) {
 		}
 	}
 	n := float64(size) / (1 << 20)
+	only, err := regexp.Compile(*memCases)
+	if err != nil {
+		t.Fatalf("-mem-cases: %v", err)
+	}
 	for _, c := range cases {
-		if !strings.Contains(c.name, *memCases) {
+		if !only.MatchString(c.name) {
 			continue
 		}
 		var got []memRun
