@@ -35,9 +35,10 @@ var (
 	memCases = flag.String("mem-cases", "", "a regular expression: only the cases of TestBenchReplyMemory whose name it matches")
 )
 
-// settleAfter is how long after a run ends its memory is read again: the
-// Go runtime returns freed memory to the system in the background, a few
-// MiB at a time, and forces a collection only every two minutes.
+// settleAfter is how long after a run ends its memory is read again: Go
+// returns freed memory to the system in the background, a few MiB at a
+// time, and collects only every two minutes on its own; Parley collects
+// and returns it two seconds after a run (app/memory.go).
 const settleAfter = 10 * time.Second
 
 type memCase struct {
@@ -65,7 +66,6 @@ func TestBenchReplyMemory(t *testing.T) {
 			{"write_file_16b_page", true, 16, true},
 		}
 	}
-	n := float64(size) / (1 << 20)
 	only, err := regexp.Compile(*memCases)
 	if err != nil {
 		t.Fatalf("-mem-cases: %v", err)
@@ -74,39 +74,46 @@ func TestBenchReplyMemory(t *testing.T) {
 		if !only.MatchString(c.name) {
 			continue
 		}
-		var got []memRun
-		for range runs {
-			got = append(got, replyMemory(t, c, size))
-		}
-		if !*benchFlag {
-			continue
-		}
-		name := fmt.Sprintf("reply_%dmib_%s", size>>20, c.name)
-		for _, fig := range []struct {
-			what string
-			of   func(memRun) float64
-		}{
-			{"rss_baseline", func(r memRun) float64 { return r.baseline }},
-			{"rss_peak", func(r memRun) float64 { return r.peak }},
-			{"rss_after", func(r memRun) float64 { return r.after }},
-		} {
-			xs := make([]float64, len(got))
-			for i, r := range got {
-				xs[i] = fig.of(r)
+		t.Run(c.name, func(t *testing.T) {
+			var got []memRun
+			for range runs {
+				got = append(got, replyMemory(t, c, size))
 			}
-			fmt.Printf("BENCH %s_%s_median %.1f MiB\n", name, fig.what, percentile(xs, 50))
-			fmt.Printf("BENCH %s_%s_worst %.1f MiB\n", name, fig.what, slices.Max(xs))
-		}
-		peaks, afters := make([]float64, len(got)), make([]float64, len(got))
-		for i, r := range got {
-			peaks[i] = (r.peak - r.baseline) / n
-			afters[i] = (r.after - r.baseline) / n
-		}
-		fmt.Printf("BENCH %s_peak_over_baseline_median %.2f xN\n", name, percentile(peaks, 50))
-		fmt.Printf("BENCH %s_peak_over_baseline_worst %.2f xN\n", name, slices.Max(peaks))
-		fmt.Printf("BENCH %s_after_over_baseline_median %.2f xN\n", name, percentile(afters, 50))
-		fmt.Printf("BENCH %s_after_over_baseline_worst %.2f xN\n", name, slices.Max(afters))
+			if *benchFlag {
+				printMemory(fmt.Sprintf("reply_%dmib_%s", size>>20, c.name), float64(size)/(1<<20), got)
+			}
+		})
 	}
+}
+
+// printMemory prints the figures of a case's runs: the median and the
+// worst of each, and the peak and what is left above the baseline as
+// multiples of the reply's size (n MiB).
+func printMemory(name string, n float64, got []memRun) {
+	for _, fig := range []struct {
+		what string
+		of   func(memRun) float64
+	}{
+		{"rss_baseline", func(r memRun) float64 { return r.baseline }},
+		{"rss_peak", func(r memRun) float64 { return r.peak }},
+		{"rss_after", func(r memRun) float64 { return r.after }},
+	} {
+		xs := make([]float64, len(got))
+		for i, r := range got {
+			xs[i] = fig.of(r)
+		}
+		fmt.Printf("BENCH %s_%s_median %.1f MiB\n", name, fig.what, percentile(xs, 50))
+		fmt.Printf("BENCH %s_%s_worst %.1f MiB\n", name, fig.what, slices.Max(xs))
+	}
+	peaks, afters := make([]float64, len(got)), make([]float64, len(got))
+	for i, r := range got {
+		peaks[i] = (r.peak - r.baseline) / n
+		afters[i] = (r.after - r.baseline) / n
+	}
+	fmt.Printf("BENCH %s_peak_over_baseline_median %.2f xN\n", name, percentile(peaks, 50))
+	fmt.Printf("BENCH %s_peak_over_baseline_worst %.2f xN\n", name, slices.Max(peaks))
+	fmt.Printf("BENCH %s_after_over_baseline_median %.2f xN\n", name, percentile(afters, 50))
+	fmt.Printf("BENCH %s_after_over_baseline_worst %.2f xN\n", name, slices.Max(afters))
 }
 
 // replyMemory streams one reply of size bytes into a fresh server and
