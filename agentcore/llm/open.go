@@ -3,6 +3,7 @@ package llm
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -64,6 +65,12 @@ type Config struct {
 	// this long; 0 means PARLEY_FIRST_TOKEN_TIMEOUT or
 	// DefaultFirstTokenTimeout.
 	FirstTokenTimeout time.Duration
+	// FirstTokenTimeouts and IdleTimeouts map a provider name to its own
+	// limits (saved in Settings), winning over the global ones above and
+	// the environment: the provider is the one that knows how slow its
+	// models are.
+	FirstTokenTimeouts map[string]time.Duration
+	IdleTimeouts       map[string]time.Duration
 	// MaxRetries bounds retries of 429/5xx/transport failures before the
 	// first part; 0 means DefaultMaxRetries, negative disables retries.
 	MaxRetries int
@@ -236,11 +243,7 @@ func Open(spec string, cfg Config) (Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("llm: model %q: unknown provider %q (known: %s)", spec, name, strings.Join(providerNames(), ", "))
 	}
-	idle, err := timeout(cfg, cfg.IdleTimeout, "PARLEY_IDLE_TIMEOUT", DefaultIdleTimeout)
-	if err != nil {
-		return nil, err
-	}
-	first, err := timeout(cfg, cfg.FirstTokenTimeout, "PARLEY_FIRST_TOKEN_TIMEOUT", DefaultFirstTokenTimeout)
+	first, idle, err := Timeouts(cfg, name)
 	if err != nil {
 		return nil, err
 	}
@@ -337,21 +340,72 @@ func (d providerDef) baseURL(cfg Config) string {
 	return cmp.Or(cfg.BaseURLs[d.name], getenv(cfg, d.baseEnv), d.defaultBase)
 }
 
+// Environment variables holding the global time limits.
+const (
+	FirstTokenTimeoutEnv = "PARLEY_FIRST_TOKEN_TIMEOUT"
+	IdleTimeoutEnv       = "PARLEY_IDLE_TIMEOUT"
+)
+
+// Timeouts are the limits a model of provider gets with cfg: the wait for
+// its first part and the longest silence after it. A provider's own value
+// wins, then the global one, then the environment, then the default; a
+// provider of "" gives the global limits. An environment variable that is
+// no positive duration is an error naming it.
+func Timeouts(cfg Config, provider string) (first, idle time.Duration, err error) {
+	first, err = timeout(cfg, cmp.Or(cfg.FirstTokenTimeouts[provider], cfg.FirstTokenTimeout), FirstTokenTimeoutEnv, DefaultFirstTokenTimeout)
+	if err != nil {
+		return 0, 0, err
+	}
+	idle, err = timeout(cfg, cmp.Or(cfg.IdleTimeouts[provider], cfg.IdleTimeout), IdleTimeoutEnv, DefaultIdleTimeout)
+	return first, idle, err
+}
+
 // timeout is set, else the duration in the environment variable env, else
-// def; a variable that is no positive duration is an error naming it.
+// def.
 func timeout(cfg Config, set time.Duration, env string, def time.Duration) (time.Duration, error) {
 	if set > 0 {
 		return set, nil
 	}
-	v := strings.TrimSpace(getenv(cfg, env))
+	v := getenv(cfg, env)
 	if v == "" {
 		return def, nil
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("llm: %s=%q: want a positive duration such as 90s or 10m", env, v)
+	d, err := ParseTimeout(v)
+	if err != nil {
+		return 0, fmt.Errorf("llm: %s=%q: %w", env, v, err)
 	}
 	return d, nil
+}
+
+// ParseTimeout reads a time limit as people write it: a Go duration such
+// as 90s, 10m or 1h30m, more than zero.
+func ParseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d <= 0 {
+		return 0, errors.New("want a positive duration such as 90s or 10m")
+	}
+	return d, nil
+}
+
+// FormatTimeout writes a limit the way ParseTimeout reads it, short: 10m,
+// 90s, 1h30m.
+func FormatTimeout(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d >= time.Second && d%time.Second == 0 && d < 10*time.Minute:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 func getenv(cfg Config, key string) string {

@@ -17,6 +17,12 @@ import (
 // arrived for the idle timeout.
 var ErrStalled = errors.New("stream stalled")
 
+// The texts of the two time limits; each says where it is changed.
+const (
+	firstTokenLimit = "no answer from the provider in %s (the wait for the first token: Settings, --first-token-timeout or " + FirstTokenTimeoutEnv + ")"
+	silenceLimit    = "no data from the provider for %s (the silence limit: Settings, --idle-timeout or " + IdleTimeoutEnv + ")"
+)
+
 // errNoFinish ends a stream that closed without a finish or an error.
 var errNoFinish = errors.New("stream ended without a finish")
 
@@ -178,9 +184,9 @@ func (a *attempt) next(ctx context.Context) (Part, error) {
 		a.pending = a.pending[1:]
 		return p, nil
 	}
-	wait, silence := a.idle, "no data from the provider for %s"
+	wait, silence := a.idle, silenceLimit
 	if !a.heard {
-		wait, silence = a.firstWait, "no answer from the provider in %s (PARLEY_FIRST_TOKEN_TIMEOUT)"
+		wait, silence = a.firstWait, firstTokenLimit
 	}
 	idle := time.NewTimer(wait)
 	defer idle.Stop()
@@ -207,10 +213,10 @@ func (a *attempt) next(ctx context.Context) (Part, error) {
 				a.pending = ps[1:]
 				return ps[0], nil
 			}
-			wait, silence = a.idle, "no data from the provider for %s"
+			wait, silence = a.idle, silenceLimit
 			idle.Reset(wait)
 		case <-idle.C:
-			return Part{}, fmt.Errorf("%w: "+silence, ErrStalled, seconds(wait))
+			return Part{}, fmt.Errorf("%w: "+silence, ErrStalled, FormatTimeout(wait))
 		case <-ctx.Done():
 			return Part{}, ctx.Err()
 		}
@@ -230,12 +236,4 @@ func retryable(err error) error {
 		}
 	}
 	return err
-}
-
-// seconds prints whole seconds as "90s" rather than Go's "1m30s".
-func seconds(d time.Duration) string {
-	if d >= time.Second && d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return d.String()
 }

@@ -235,9 +235,9 @@ func TestStallEndsStream(t *testing.T) {
 			m := openAt(t, srv, Config{IdleTimeout: 200 * time.Millisecond, FirstTokenTimeout: 300 * time.Millisecond})
 			start := time.Now()
 			parts, err := collect(t, m, hello)
-			want := "openai: stream stalled: no data from the provider for 200ms"
+			want := "openai: stream stalled: no data from the provider for 200ms (the silence limit: Settings, --idle-timeout or PARLEY_IDLE_TIMEOUT)"
 			if !tc.headers {
-				want = "openai: stream stalled: no answer from the provider in 300ms (PARLEY_FIRST_TOKEN_TIMEOUT)"
+				want = "openai: stream stalled: no answer from the provider in 300ms (the wait for the first token: Settings, --first-token-timeout or PARLEY_FIRST_TOKEN_TIMEOUT)"
 			}
 			if !errors.Is(err, ErrStalled) || err.Error() != want {
 				t.Errorf("error %v\nwant  %s", err, want)
@@ -250,8 +250,14 @@ func TestStallEndsStream(t *testing.T) {
 			}
 		})
 	}
-	if got := seconds(DefaultIdleTimeout); got != "90s" {
-		t.Errorf("default idle timeout prints as %q", got)
+	for d, want := range map[time.Duration]string{DefaultIdleTimeout: "90s", DefaultFirstTokenTimeout: "10m",
+		90 * time.Minute: "90m", 2 * time.Hour: "2h", 200 * time.Millisecond: "200ms", 30*time.Minute + 5*time.Second: "30m5s"} {
+		if got := FormatTimeout(d); got != want {
+			t.Errorf("FormatTimeout(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := ParseTimeout(want); err != nil || back != d {
+			t.Errorf("ParseTimeout(%q) = %v, %v", want, back, err)
+		}
 	}
 }
 
@@ -290,6 +296,45 @@ func TestTimeoutsFromTheEnvironment(t *testing.T) {
 	m, _ = Open("openai/gpt-4o", Config{Getenv: func(k string) string { return env[k] }})
 	if mm := m.(*model); mm.first != DefaultFirstTokenTimeout || mm.idle != DefaultIdleTimeout {
 		t.Fatalf("defaults: first %v, idle %v", mm.first, mm.idle)
+	}
+}
+
+// A provider's own limits (Settings) win over the global ones and the
+// environment; other providers keep the global ones.
+func TestTimeoutsPerProvider(t *testing.T) {
+	env := map[string]string{"PARLEY_FIRST_TOKEN_TIMEOUT": "20m", "PARLEY_IDLE_TIMEOUT": "3m", "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
+	cfg := Config{Getenv: func(k string) string { return env[k] }, IdleTimeout: 2 * time.Minute,
+		FirstTokenTimeouts: map[string]time.Duration{"openai": 15 * time.Minute},
+		IdleTimeouts:       map[string]time.Duration{"openai": 5 * time.Minute}}
+	for spec, want := range map[string][2]time.Duration{
+		"openai/gpt-4o":             {15 * time.Minute, 5 * time.Minute},
+		"anthropic/claude-sonnet-4": {20 * time.Minute, 2 * time.Minute},
+	} {
+		m, err := Open(spec, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mm := m.(*model); mm.first != want[0] || mm.idle != want[1] {
+			t.Errorf("%s: first %v, idle %v; want %v", spec, mm.first, mm.idle, want)
+		}
+	}
+	if first, idle, err := Timeouts(cfg, ""); err != nil || first != 20*time.Minute || idle != 2*time.Minute {
+		t.Errorf("global limits %v, %v, %v", first, idle, err)
+	}
+}
+
+// A provider's first-token limit ends a wait past it, by its own value.
+func TestProviderFirstTokenLimitEndsTheWait(t *testing.T) {
+	srv, _ := scripted(t, func(w http.ResponseWriter, r *http.Request, n int, release <-chan struct{}) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	_, err := collect(t, openAt(t, srv, Config{FirstTokenTimeout: time.Hour, IdleTimeout: time.Hour,
+		FirstTokenTimeouts: map[string]time.Duration{"openai": 250 * time.Millisecond}, MaxRetries: -1}), hello)
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "no answer from the provider in 250ms") {
+		t.Fatalf("error %v", err)
 	}
 }
 
