@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
+
+	"parley/agentcore/llm"
 )
 
 // Config is everything a Parley process is told.
@@ -22,6 +26,11 @@ type Config struct {
 	Demo      bool
 	Token     string
 	Getenv    func(string) string
+	// FirstTokenTimeout and IdleTimeout are the global time limits of
+	// --first-token-timeout and --idle-timeout (0: the environment's, else
+	// llm's defaults); a provider's own in Settings wins over them.
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
 }
 
 // DBPath is the SQLite file.
@@ -40,8 +49,20 @@ func parseFlags(name string, args []string, stderr io.Writer, web bool) (Config,
 	fs.StringVar(&c.Workspace, "workspace", "", "folder the agent works in (default: the current folder)")
 	fs.StringVar(&c.Model, "model", os.Getenv("PARLEY_MODEL"), "model as provider/model (env PARLEY_MODEL)")
 	fs.BoolVar(&c.Demo, "demo", false, "use the scripted demo model, even when a provider key is set")
+	runs := web || name == "desktop" // the commands that talk to models
+	if runs {
+		fs.Func("first-token-timeout", "how long a model may take before its first token, e.g. 15m (env "+llm.FirstTokenTimeoutEnv+"; default 10m)", limitFlag(&c.FirstTokenTimeout))
+		fs.Func("idle-timeout", "how long a model may fall silent after its first token, e.g. 3m (env "+llm.IdleTimeoutEnv+"; default 90s)", limitFlag(&c.IdleTimeout))
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if runs {
+		// A flag wins over its variable; a bad variable is told now, not at
+		// the first message.
+		if _, _, err := llm.Timeouts(c.llm(), ""); err != nil {
+			return c, errors.New(strings.TrimPrefix(err.Error(), "llm: "))
+		}
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -61,6 +82,32 @@ func parseFlags(name string, args []string, stderr io.Writer, web bool) (Config,
 		c.Workspace = wd
 	}
 	return c, nil
+}
+
+// limitFlag reads a time limit flag.
+func limitFlag(d *time.Duration) func(string) error {
+	return func(s string) error {
+		v, err := llm.ParseTimeout(s)
+		if err != nil {
+			return err
+		}
+		*d = v
+		return nil
+	}
+}
+
+// llm is the provider configuration the command line gives: its time
+// limits, and the environment for the rest.
+func (c Config) llm() llm.Config {
+	return llm.Config{Getenv: c.Getenv, FirstTokenTimeout: c.FirstTokenTimeout, IdleTimeout: c.IdleTimeout}
+}
+
+// withLimits gives the instance the command line's time limits, unless
+// the caller set its own.
+func withLimits(c Config, o Options) Options {
+	o.LLM.FirstTokenTimeout = cmp.Or(o.LLM.FirstTokenTimeout, c.FirstTokenTimeout)
+	o.LLM.IdleTimeout = cmp.Or(o.LLM.IdleTimeout, c.IdleTimeout)
+	return o
 }
 
 // defaultDataDir is the OS's per-user data folder plus "parley".

@@ -45,7 +45,7 @@ func desktopCmd(args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// No signal handling here: Wails closes the window on SIGINT and
 	// SIGTERM itself, and Desktop then shuts down as on a close.
-	return Desktop(context.Background(), c, Options{Log: log}, func(url string) {
+	return Desktop(context.Background(), c, withLimits(c, Options{Log: log}), func(url string) {
 		fmt.Fprintf(stdout, "Parley desktop serving on %s\n", url)
 	})
 }

@@ -34,7 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return Serve(ctx, c, Options{Log: log}, func(url string) {
+	return Serve(ctx, c, withLimits(c, Options{Log: log}), func(url string) {
 		fmt.Fprintf(stdout, "Parley is running at %s\n", url)
 		fmt.Fprintf(stdout, "Workspace (the agent reads and writes here): %s  (choose another with --workspace)\n", c.Workspace)
 		fmt.Fprintf(stdout, "Data folder (chats, settings, keys): %s  (choose another with --data)\n", c.DataDir)
