@@ -336,7 +336,7 @@ func (s *Stream) codeLines(final bool) []Op {
 			c.body.Reset()
 			all := s.codeText(src[c.fence0():send])
 			c.size = len(all)
-			body := codeHTML(codeBlock{code: all}, pipelineOnce().policy)
+			body := codeHTML(codeBlock{code: all})
 			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, body, true))})
 			c.tail = ""
 		} else {
@@ -344,7 +344,7 @@ func (s *Stream) codeLines(final bool) []Op {
 			if c.hl {
 				lang = c.lang
 			}
-			body := codeHTML(codeBlock{lang: lang, code: code}, pipelineOnce().policy)
+			body := codeHTML(codeBlock{lang: lang, code: code})
 			c.size += len(code)
 			if c.hl {
 				c.body.WriteString(body)
@@ -360,7 +360,7 @@ func (s *Stream) codeLines(final bool) []Op {
 			if c.hl {
 				lang = c.lang
 			}
-			tail = strings.TrimSuffix(codeHTML(codeBlock{lang: lang, code: strings.TrimSuffix(s.codeText(partial), "\n")}, pipelineOnce().policy), "\n")
+			tail = strings.TrimSuffix(codeHTML(codeBlock{lang: lang, code: strings.TrimSuffix(s.codeText(partial), "\n")}), "\n")
 		}
 		if tail != c.tail {
 			c.tail = tail
@@ -372,7 +372,7 @@ func (s *Stream) codeLines(final bool) []Op {
 	ops = append(ops, Op{Remove, s.tailID(), ""})
 	if c.hl {
 		code := s.codeText(src[c.fence0():send])
-		final := codeHTML(codeBlock{lang: c.lang, code: code, final: true}, pipelineOnce().policy)
+		final := codeHTML(codeBlock{lang: c.lang, code: code, final: true})
 		if final != c.body.String() {
 			// A token that spans lines (a raw string, a block comment)
 			// highlights differently line by line.
