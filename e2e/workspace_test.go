@@ -157,10 +157,21 @@ func TestThreadWorkspace(t *testing.T) {
 	}
 	id := p.newThread()
 	pg := p.page("/t/" + id)
-	wait, handle := pg.MustHandleDialog()
-	go func() { wait(); handle(true, other) }()
+	// The folder is asked for in the page, never with the browser's
+	// prompt: a folder that is not one is refused in the dialog, as text.
 	pg.MustElement("#workspace").MustClick()
-	waitJS(t, pg, `(dir) => document.querySelector('#workspace').dataset.workspace === dir`, other)
+	waitJS(t, pg, `(dir) => document.querySelector('#workspace-dialog')?.open === true && document.activeElement?.name === 'path' && document.activeElement.value === dir`, p.dir)
+	bad := filepath.Join(other, "<img src=x onerror=alert(1)>")
+	pg.MustElement("#workspace-dialog input[name=path]").MustSelectAllText().MustInput(bad)
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('#workspace-dialog .workspace-error')?.textContent.includes('is not a folder that exists')`)
+	if pg.MustHas("#workspace-dialog img") || !pg.MustElement("#workspace-dialog").MustProperty("open").Bool() {
+		t.Fatal("a refused folder closed the dialog or reached it as markup")
+	}
+	pg.MustScreenshot(artifact("workspace-dialog.png"))
+	pg.MustElement("#workspace-dialog input[name=path]").MustSelectAllText().MustInput(other)
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `(dir) => document.querySelector('#workspace').dataset.workspace === dir && !document.querySelector('#workspace-dialog').open`, other)
 
 	p.Model.Push(
 		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "v1", Name: "view", Args: `{"path":"notes.md"}`}}},

@@ -429,18 +429,31 @@ func (s *Server) setWorkspace(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sse := datastar.NewSSE(w, r)
+	// The picker's answer comes back to the page as a Datastar patch; the
+	// folder dialog (dialogs.js) reads a status and the reason as text.
+	fromPage := r.Header.Get("Datastar-Request") == "true"
+	refuse := func(why string) {
+		if !fromPage {
+			http.Error(w, why, http.StatusBadRequest)
+			return
+		}
+		_ = datastar.NewSSE(w, r).PatchElementTempl(components.ComposerError(why))
+	}
 	if !filepath.IsAbs(path) {
-		_ = sse.PatchElementTempl(components.ComposerError(fmt.Sprintf("Workspace not changed: %q is not an absolute folder path.", path)))
+		refuse(fmt.Sprintf("Workspace not changed: %q is not an absolute folder path.", path))
 		return
 	}
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
-		_ = sse.PatchElementTempl(components.ComposerError(fmt.Sprintf("Workspace not changed: %s is not a folder that exists.", path)))
+		refuse(fmt.Sprintf("Workspace not changed: %s is not a folder that exists.", path))
 		return
 	}
 	if err := s.chats().SetWorkspace(r.Context(), r.PathValue("id"), filepath.Clean(path)); err != nil {
-		_ = sse.PatchElementTempl(components.ComposerError("Workspace not changed: " + err.Error()))
+		refuse("Workspace not changed: " + err.Error())
 		return
 	}
-	_ = sse.PatchElementTempl(components.ComposerError(""))
+	if !fromPage {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	_ = datastar.NewSSE(w, r).PatchElementTempl(components.ComposerError(""))
 }

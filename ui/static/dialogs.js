@@ -1,5 +1,5 @@
-// Parley — renaming and deleting a chat in the page, never through the
-// browser's prompt/confirm. ✎ opens #rename-dialog with the title selected
+// Parley — renaming and deleting a chat, and changing its folder, in the
+// page, never through the browser's prompt/confirm. ✎ opens #rename-dialog with the title selected
 // (Enter saves, Esc cancels). ✕ deletes at once: the row goes, the server
 // puts the chat in its trash, and a "Chat deleted · Undo" toast offers it
 // back for a few seconds (the server keeps it restorable for 10 s, and
@@ -47,6 +47,47 @@
       dlg.close();
     } catch (ex) {
       err.textContent = "Not renamed: " + ex.message;
+    }
+  }, true);
+
+  // --- The chat's folder (where no native picker is) ---
+  let workspaceURL = "";
+  document.addEventListener("click", (e) => {
+    const btn = e.target instanceof Element && e.target.closest("#workspace[data-workspace-url]");
+    if (!btn) return;
+    e.preventDefault();
+    const dlg = document.getElementById("workspace-dialog");
+    if (!dlg) return;
+    workspaceURL = btn.dataset.workspaceUrl;
+    const input = dlg.querySelector("input[name=path]");
+    dlg.querySelector(".workspace-error").textContent = "";
+    input.value = btn.dataset.workspace || "";
+    dlg.showModal();
+    input.focus();
+    input.select();
+  });
+  document.addEventListener("click", (e) => {
+    if (e.target instanceof Element && e.target.closest("#workspace-dialog .workspace-cancel")) {
+      document.getElementById("workspace-dialog")?.close();
+    }
+  });
+  document.addEventListener("submit", async (e) => {
+    const dlg = e.target.closest?.("#workspace-dialog");
+    if (!dlg) return;
+    e.preventDefault();
+    const path = dlg.querySelector("input[name=path]").value.trim();
+    if (!path) return;
+    const err = dlg.querySelector(".workspace-error");
+    try {
+      const res = await fetch(workspaceURL, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ path }),
+      });
+      if (!res.ok) throw new Error((await res.text()).trim() || res.statusText);
+      dlg.close();
+    } catch (ex) {
+      err.textContent = ex.message;
     }
   }, true);
 
