@@ -26,6 +26,7 @@ type Page struct {
 type WelcomeForm struct {
 	Text  string
 	Model string
+	Mode  string // "build" | "plan": the mode the new chat starts in
 	Error string
 }
 
@@ -37,10 +38,19 @@ type Banner struct {
 	LowDisk string
 }
 
-// Sidebar is the thread list.
+// Sidebar is the thread list, in groups: Pinned, then by the day of each
+// chat's last message (Today, Yesterday, Previous 7 days, Previous 30 days,
+// then by month), as the peers group theirs.
 type Sidebar struct {
-	Threads  []ThreadItem
+	Groups   []ThreadGroup
 	ActiveID string
+}
+
+// ThreadGroup is one heading of the sidebar and the chats under it.
+type ThreadGroup struct {
+	ID      string // stable: "pinned", "today", "month-2025-10" (the heading's id is derived from it)
+	Label   string // "Pinned", "Today", "October", "October 2025"
+	Threads []ThreadItem
 }
 
 // ThreadItem is one thread in the sidebar.

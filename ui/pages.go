@@ -23,7 +23,7 @@ import (
 )
 
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	s.welcome(w, r, http.StatusOK, components.WelcomeForm{Model: s.defaultModel()})
+	s.welcome(w, r, http.StatusOK, components.WelcomeForm{Model: s.defaultModel(), Mode: string(chat.ModeBuild)})
 }
 
 // welcome renders the new-chat screen holding f.
@@ -115,21 +115,32 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	}
 	text := r.PostFormValue("text")
 	model := strings.TrimSpace(r.PostFormValue("model"))
-	form := components.WelcomeForm{Text: text, Model: cmp.Or(model, s.defaultModel())}
+	// The mode the chat starts in (the welcome screen's Build / Plan
+	// switch); a form without one (no script, an older page) builds.
+	mode, err := chat.ParseMode(cmp.Or(r.PostFormValue("mode"), string(chat.ModeBuild)))
+	if err != nil {
+		s.httpError(w, r, fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	form := components.WelcomeForm{Text: text, Model: cmp.Or(model, s.defaultModel()), Mode: string(mode)}
 	refused := func(reason string) { form.Error = reason; s.welcome(w, r, http.StatusUnprocessableEntity, form) }
 	if strings.TrimSpace(text) == "" {
 		refused("Write a message first: a chat starts with its first message.")
 		return
 	}
 	t := agentcore.Thread{ResourceID: defaultResource}
+	settings := chat.Settings{Mode: mode}
 	if model != "" && model != s.defaultModel() {
 		if err := s.cfg.CheckModel(model); err != nil {
 			refused(fmt.Sprintf("Model “%s” cannot be used: %s", model, strings.TrimPrefix(err.Error(), "llm: ")))
 			return
 		}
-		t.Metadata = chat.Metadata(chat.Settings{Model: model})
+		settings.Model = model
 	}
-	t, err := s.rt.CreateThread(ctx, t)
+	// Stored with the chat, so its first run already has the mode's tools
+	// and instructions.
+	t.Metadata = chat.Metadata(settings)
+	t, err = s.rt.CreateThread(ctx, t)
 	if err != nil {
 		s.httpError(w, r, err)
 		return

@@ -30,7 +30,7 @@ func (s *Server) sidebarFor(ctx context.Context, active string, in chat.Snapshot
 	if err != nil {
 		return components.Sidebar{}, fmt.Errorf("list threads: %w", err)
 	}
-	sb := components.Sidebar{ActiveID: active, Threads: make([]components.ThreadItem, 0, len(threads))}
+	sb := components.Sidebar{ActiveID: active}
 	now := time.Now()
 	needs := map[string]bool{}
 	for _, it := range in.Items {
@@ -38,12 +38,54 @@ func (s *Server) sidebarFor(ctx context.Context, active string, in chat.Snapshot
 	}
 	for _, t := range threads {
 		_, running := s.rt.Live(t.ID)
-		sb.Threads = append(sb.Threads, components.ThreadItem{
+		item := components.ThreadItem{
 			ID: t.ID, Title: t.Title, Pinned: t.Pinned, Running: running, When: when(t.UpdatedAt, now),
 			NeedsYou: needs[t.ID],
-		})
+		}
+		// The threads come pinned first, then newest first: each group's
+		// chats are together.
+		id, label := threadGroup(t.Pinned, t.UpdatedAt, now)
+		if n := len(sb.Groups); n > 0 && sb.Groups[n-1].ID == id {
+			sb.Groups[n-1].Threads = append(sb.Groups[n-1].Threads, item)
+			continue
+		}
+		sb.Groups = append(sb.Groups, components.ThreadGroup{ID: id, Label: label, Threads: []components.ThreadItem{item}})
 	}
 	return sb, nil
+}
+
+// threadGroup is the sidebar heading a chat is listed under: Pinned, or by
+// the day of its last message (in the local time zone, as its time is
+// shown): Today, Yesterday, Previous 7 days, Previous 30 days, then its
+// month ("October", "October 2025" for another year). A time in the future
+// (another machine's clock) counts as today.
+func threadGroup(pinned bool, at, now time.Time) (id, label string) {
+	if pinned {
+		return "pinned", "Pinned"
+	}
+	at, now = at.Local(), now.Local()
+	switch days := civilDay(now) - civilDay(at); {
+	case days <= 0:
+		return "today", "Today"
+	case days == 1:
+		return "yesterday", "Yesterday"
+	case days <= 7:
+		return "week", "Previous 7 days"
+	case days <= 30:
+		return "month", "Previous 30 days"
+	}
+	id = fmt.Sprintf("month-%04d-%02d", at.Year(), int(at.Month()))
+	if at.Year() == now.Year() {
+		return id, at.Month().String()
+	}
+	return id, fmt.Sprintf("%s %d", at.Month(), at.Year())
+}
+
+// civilDay numbers t's calendar day in its zone, so that days differ by
+// one across a midnight whatever the hours (and a 23- or 25-hour day).
+func civilDay(t time.Time) int {
+	y, m, d := t.Date()
+	return int(time.Date(y, m, d, 12, 0, 0, 0, time.UTC).Unix() / 86400)
 }
 
 // chat builds an open thread's view on its latest page or, when at names

@@ -30,6 +30,8 @@ const shortcutActions = {
     return clickOrFalse(document.getElementById("stop"));
   },
   "toggle-mode": () => clickOrFalse(document.querySelector("#mode-switch .mode:not(.active)")),
+  // The sidebar folds to a rail (or, on a phone, the drawer opens): drawer.js.
+  "toggle-sidebar": () => window.parleySidebar ? window.parleySidebar.toggle() : false,
   "inbox": () => clickOrFalse(document.getElementById("inbox-bell")),
   "queue": () => clickOrFalse(document.getElementById("queue")),
   "approve-once": () => clickOrFalse(focusedApproval()?.querySelector(".approve-once")),
