@@ -19,6 +19,7 @@ import (
 	"parley/agentcore/llm"
 	"parley/components"
 	"parley/toolkit/mcp"
+	"parley/ui"
 )
 
 // preferencesKey is the setting holding the default model, the theme and
@@ -44,7 +45,22 @@ type Preferences struct {
 	DefaultModel string            `json:"defaultModel,omitempty"`
 	Theme        string            `json:"theme,omitempty"`
 	BaseURLs     map[string]string `json:"baseURLs,omitempty"`
+	// Limits are each provider's own time limits, by provider name.
+	Limits map[string]Limits `json:"limits,omitempty"`
 }
+
+// Limits are a provider's time limits as saved, in llm.FormatTimeout's
+// form; "" leaves a limit to the global one (flag, environment, default).
+type Limits struct {
+	FirstToken string `json:"firstToken,omitempty"`
+	Idle       string `json:"idle,omitempty"`
+}
+
+// The time limits' fields, as Settings names them.
+const (
+	firstTokenField = "Wait for the first token"
+	idleField       = "Silence limit"
+)
 
 // baseURLProviders are the providers whose address Settings edits: the
 // local and self-hosted servers.
@@ -96,6 +112,18 @@ func (s *settings) llmConfig() llm.Config {
 	cfg := s.base
 	cfg.APIKeys = merged(s.keys.Keys(), s.base.APIKeys)
 	cfg.BaseURLs = merged(s.prefs.BaseURLs, s.base.BaseURLs)
+	cfg.FirstTokenTimeouts, cfg.IdleTimeouts = map[string]time.Duration{}, map[string]time.Duration{}
+	for p, l := range s.prefs.Limits {
+		// Saved values were checked; one that no longer reads is left out.
+		if d, err := llm.ParseTimeout(l.FirstToken); err == nil {
+			cfg.FirstTokenTimeouts[p] = d
+		}
+		if d, err := llm.ParseTimeout(l.Idle); err == nil {
+			cfg.IdleTimeouts[p] = d
+		}
+	}
+	maps.Copy(cfg.FirstTokenTimeouts, s.base.FirstTokenTimeouts)
+	maps.Copy(cfg.IdleTimeouts, s.base.IdleTimeouts)
 	return cfg
 }
 
@@ -133,6 +161,8 @@ func (s *settings) Providers(ctx context.Context) ([]components.ProviderView, er
 		getenv = os.Getenv
 	}
 	saved := s.keys.Keys()
+	// The global limits are the fields' placeholders.
+	first, idle, _ := llm.Timeouts(s.base, "")
 	var out []components.ProviderView
 	for _, p := range llm.Providers() {
 		v := components.ProviderView{Name: p, Label: cmp.Or(providerLabels[p], p), NeedsKey: !llm.Keyless(p) || p == "openai-compatible",
@@ -160,6 +190,8 @@ func (s *settings) Providers(ctx context.Context) ([]components.ProviderView, er
 			v.BaseEnv = llm.BaseEnv(p)
 			v.BaseFromEnv = getenv(v.BaseEnv)
 		}
+		v.FirstToken, v.Idle = s.prefs.Limits[p].FirstToken, s.prefs.Limits[p].Idle
+		v.FirstTokenDefault, v.IdleDefault = llm.FormatTimeout(first), llm.FormatTimeout(idle)
 		v.Available = slices.Contains(llm.Available(s.llmConfig()), p)
 		out = append(out, v)
 	}
@@ -221,6 +253,46 @@ func (s *settings) SetBaseURL(ctx context.Context, provider, raw string) error {
 		delete(p.BaseURLs, provider)
 	} else {
 		p.BaseURLs[provider] = raw
+	}
+	return s.savePrefs(ctx, p)
+}
+
+// SetLimits saves a provider's time limits ("" for the global one); they
+// apply to the replies started from now on. What does not read as a
+// duration is a *ui.LimitError naming its field, and nothing is saved.
+func (s *settings) SetLimits(ctx context.Context, provider, firstToken, idle string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(llm.Providers(), provider) {
+		return fmt.Errorf("unknown provider %q", provider)
+	}
+	var l Limits
+	var bad ui.LimitError
+	read := func(field, raw string, into *string, problem *string) {
+		if raw = strings.TrimSpace(raw); raw == "" {
+			return
+		}
+		d, err := llm.ParseTimeout(raw)
+		if err != nil {
+			*problem = fmt.Sprintf("%s: %q is not a time limit; write a duration such as 10m or 90s", field, raw)
+			return
+		}
+		*into = llm.FormatTimeout(d)
+	}
+	read(firstTokenField, firstToken, &l.FirstToken, &bad.FirstToken)
+	read(idleField, idle, &l.Idle, &bad.Idle)
+	if bad != (ui.LimitError{}) {
+		return &bad
+	}
+	p := s.prefs
+	p.Limits = maps.Clone(p.Limits)
+	if p.Limits == nil {
+		p.Limits = map[string]Limits{}
+	}
+	if l == (Limits{}) {
+		delete(p.Limits, provider)
+	} else {
+		p.Limits[provider] = l
 	}
 	return s.savePrefs(ctx, p)
 }

@@ -3,9 +3,11 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,12 +35,25 @@ type ProviderSettings interface {
 	SetKey(ctx context.Context, provider, key string) error
 	DeleteKey(ctx context.Context, provider string) error
 	SetBaseURL(ctx context.Context, provider, url string) error
+	// SetLimits saves a provider's time limits ("": the global one); a
+	// value that does not read is a *LimitError.
+	SetLimits(ctx context.Context, provider, firstToken, idle string) error
 	// TestProvider makes a real request with the settings as they stand.
 	TestProvider(ctx context.Context, provider string) (string, error)
 	DefaultModel(ctx context.Context) string
 	SetDefaultModel(ctx context.Context, model string) error
 	Theme() string
 	SetTheme(ctx context.Context, theme string) error
+}
+
+// LimitError says what is wrong with each of a provider's time limits
+// ("": nothing), for the page to show by its field.
+type LimitError struct {
+	FirstToken, Idle string
+}
+
+func (e *LimitError) Error() string {
+	return strings.Join(slices.DeleteFunc([]string{e.FirstToken, e.Idle}, func(s string) bool { return s == "" }), "; ")
 }
 
 // MCPSettings reads and changes the MCP servers and reports their state.
@@ -63,6 +78,7 @@ func (s *Server) settingsRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /settings/providers/{provider}/key", s.setKey)
 	mux.HandleFunc("POST /settings/providers/{provider}/key/delete", s.deleteKey)
 	mux.HandleFunc("POST /settings/providers/{provider}/base", s.setBaseURL)
+	mux.HandleFunc("POST /settings/providers/{provider}/limits", s.setLimits)
 	mux.HandleFunc("POST /settings/providers/{provider}/test", s.testProvider)
 	mux.HandleFunc("POST /settings/mcp", s.saveMCP)
 	mux.HandleFunc("POST /settings/mcp/{name}/delete", s.removeMCP)
@@ -328,6 +344,27 @@ func (s *Server) setBaseURL(w http.ResponseWriter, r *http.Request) {
 		for i := range page.Providers {
 			if page.Providers[i].Name == provider {
 				page.Providers[i].BaseURL = u
+			}
+		}
+	})
+}
+
+func (s *Server) setLimits(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.providers(w, r)
+	if !ok {
+		return
+	}
+	provider, first, idle := r.PathValue("provider"), r.PostFormValue("firstToken"), r.PostFormValue("idle")
+	err := p.SetLimits(r.Context(), provider, first, idle)
+	s.settingsDone(w, r, provider, "Time limits saved; new replies use them.", err, func(page *components.Settings) {
+		var bad *LimitError
+		if !errors.As(err, &bad) {
+			return
+		}
+		page.Flash = components.Flash{} // shown by each field instead
+		for i := range page.Providers {
+			if v := &page.Providers[i]; v.Name == provider {
+				v.FirstToken, v.Idle, v.FirstTokenError, v.IdleError = first, idle, bad.FirstToken, bad.Idle
 			}
 		}
 	})
