@@ -148,6 +148,10 @@ type Message struct {
 	// notification, a state update, a reminder), shown as one line.
 	Signal *SignalLine
 	Usage  *Usage // tokens and cost of a reply that recorded them
+	// WaitingSince is when the run writing this reply started, in Unix
+	// milliseconds, while no part of it has come yet (0: not waiting): the
+	// reply shows how long the model has been waited for.
+	WaitingSince int64
 	// Live: a reply being written. Its body has an id and is left alone
 	// when the message is morphed (data-ignore-morph): the stream patches
 	// the pieces inside it on their own (ui's liveReply).

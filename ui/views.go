@@ -160,6 +160,9 @@ func (s *Server) messageShell(m agentcore.Message, live agentcore.Live, running 
 	v.Model, _ = meta["model"].(string)
 	if m.Status == agentcore.StatusStreaming && running && live.MessageID == m.ID {
 		v.Model = live.Run.Model
+		if reply && !answered(m.Content) && !live.Run.StartedAt.IsZero() {
+			v.WaitingSince = live.Run.StartedAt.UnixMilli()
+		}
 	}
 	v.Usage = messageUsage(m.Content, v.Model)
 	v.HasText = strings.TrimSpace(text) != ""
@@ -308,4 +311,15 @@ func signalLine(sig agentcore.Signal) *components.SignalLine {
 		l.Text = sig.XML()
 	}
 	return l
+}
+
+// answered: the reply has something to show, so the model is no longer
+// waited for.
+func answered(c agentcore.Content) bool {
+	for _, p := range c.Parts {
+		if p.Text != "" || p.ToolInvocation != nil || p.Source != nil {
+			return true
+		}
+	}
+	return false
 }

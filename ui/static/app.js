@@ -485,3 +485,22 @@ function waitingFocusTarget(item) {
     }
   });
 })();
+
+// A reply whose model has not answered yet counts up from the run's start
+// (data-waiting-since, Unix ms from the server): "0:42", "12:05", "1:02:07".
+(() => {
+  const clock = (ms) => {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), ss = String(s % 60).padStart(2, "0");
+    return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
+  };
+  const tick = () => {
+    for (const el of document.querySelectorAll("[data-waiting-since]")) {
+      const out = el.querySelector("[data-wait-clock]");
+      const text = clock(Date.now() - Number(el.dataset.waitingSince));
+      if (out && out.textContent !== text) out.textContent = text;
+    }
+  };
+  tick();
+  setInterval(tick, 250); // a new reply shows 0:00 for a quarter second at most
+})();
