@@ -49,6 +49,7 @@ type Instance struct {
 
 	lock        *dataLock // the data folder's, released by Close
 	stopBackups func()    // ends the daily backups, before the store closes
+	stopMemory  func()    // ends returning a big reply's memory after its run
 }
 
 // Options adjust wiring for tests and benchmarks.
@@ -231,6 +232,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	in.Runtime.Prepare = chat.Prepare(agent, wss)
 	in.Runtime.AutoTitle = true
 	in.Runtime.StartNotifications()
+	in.stopMemory = returnMemory(in.Runtime, heapBeyondLive, releaseMemory)
 	in.Inbox = chat.NewInbox(in.Runtime, log)
 	in.UI, err = ui.New(ui.Config{
 		Runtime: in.Runtime,
@@ -270,6 +272,9 @@ func (in *Instance) Close() {
 	}
 	if in.Runtime != nil {
 		in.Runtime.Close()
+	}
+	if in.stopMemory != nil {
+		in.stopMemory()
 	}
 	if in.MCP != nil {
 		in.MCP.Close()
