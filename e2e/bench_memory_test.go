@@ -144,7 +144,10 @@ func replyMemory(t *testing.T, c memCase, size int) memRun {
 	time.Sleep(time.Second) // start-up's garbage is collected, the page's stream settled
 	baseline := procMiB(t, s.pid, "VmRSS")
 	body, _ := json.Marshal(map[string]any{"messages": "go", "memory": map[string]string{"thread": id, "resource": "default"}})
-	resp, err := http.Post(s.URL+"/api/agents/parley/stream", "application/json", bytes.NewReader(body))
+	// A page open on the thread slows the run down to its pace: the
+	// stream may outlast the default client's minute.
+	client := &http.Client{Transport: http.DefaultClient.Transport, Timeout: 10 * time.Minute}
+	resp, err := client.Post(s.URL+"/api/agents/parley/stream", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("stream: %v", err)
 	}
