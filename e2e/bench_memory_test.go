@@ -31,7 +31,7 @@ import (
 // API only) that checks the reply arrives whole.
 
 var (
-	memRuns  = flag.Int("mem-runs", 3, "runs per case of TestBenchReplyMemory")
+	memRuns  = flag.Int("mem-runs", 1, "runs per case of TestBenchReplyMemory (3 take about 15 minutes, past make bench's timeout with the other benches)")
 	memCases = flag.String("mem-cases", "", "a regular expression: only the cases of TestBenchReplyMemory whose name it matches")
 )
 
