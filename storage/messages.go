@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"parley/agentcore"
 )
@@ -64,8 +65,10 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 	if err != nil {
 		return fmt.Errorf("update message %s: encode content: %w", id, err)
 	}
+	// The driver copies the text while it executes: the JSON is not copied
+	// into a Go string first (a whole reply's worth on every write).
 	err = affected(db.writer.ExecContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ?`,
-		string(content), s, id))
+		unsafe.String(unsafe.SliceData(content), len(content)), s, id))
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", id, err)
 	}
