@@ -67,6 +67,12 @@ func TestInboxShowsNotificationLive(t *testing.T) {
 		t.Fatal("second notification refused")
 	}
 	waitJS(t, pg, `() => document.querySelector('#inbox-count')?.innerText === '2'`)
+	// The bell and its count keep clear of New chat beside them.
+	if hit := evalString(pg, `() => { const r = (s) => document.querySelector(s).getBoundingClientRect(), n = r('#new-chat');
+		return ['#inbox-bell', '#inbox-count'].filter(s => { const b = r(s); return b.right > n.left && b.left < n.right && b.bottom > n.top && b.top < n.bottom }).join(' ') }`); hit != "" {
+		pg.MustScreenshot(artifact("inbox-bell-overlap.png"))
+		t.Fatalf("%s covers New chat", hit)
+	}
 
 	// Alt+I opens the inbox, Esc closes it, the bell opens it again.
 	pg.KeyActions().Press(input.AltLeft).Type(input.KeyI).MustDo()
