@@ -270,6 +270,11 @@ func (s *Server) apiGenerate(r *http.Request) (any, error) {
 		return nil, err
 	}
 	defer run.close()
+	return s.collect(r, run)
+}
+
+// collect follows a run to its end and answers with Mastra's generate output.
+func (s *Server) collect(r *http.Request, run *apiRun) (any, error) {
 	var text, reasoning strings.Builder
 	var start, end agentcore.Event
 	calls, results := []any{}, []any{}
@@ -358,6 +363,8 @@ func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "result": e.Result, "isError": e.IsError}
 	case agentcore.EventToolSuspended:
 		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args, "suspendPayload": e.Result}
+	case agentcore.EventToolApproval:
+		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args, "resumeSchema": approvalResumeSchema}
 	case agentcore.EventStepFinish, agentcore.EventFinish:
 		c.Payload = map[string]any{
 			"stepResult": map[string]string{"reason": e.FinishReason},
@@ -377,6 +384,11 @@ func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 	}
 	return c, true
 }
+
+// approvalResumeSchema is the resumeSchema of Mastra's tool-call-approval
+// chunk: the JSON Schema of its approval answer, as a string. Parley's API
+// takes that answer on approve-tool-call and decline-tool-call.
+const approvalResumeSchema = `{"type":"object","properties":{"approved":{"type":"boolean","description":"Controls if the tool call is approved or not, should be true when approved and false when declined"},"reason":{"type":"string","description":"Optional explanation for the decision, surfaced to the model when the tool call is declined"}},"required":["approved"],"additionalProperties":false}`
 
 // apiStream answers POST /api/agents/:id/stream as Mastra's server does: SSE
 // lines "data: <chunk json>", every delta in order, then "data: [DONE]".
