@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -8,8 +9,10 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"parley/agentcore"
@@ -18,12 +21,14 @@ import (
 // The tool API follows npm @mastra/server dist/server/handlers/tools.js: the
 // default agent's tools — its own, and its sub-agents and workflows as the
 // model sees them — listed by the name the model calls them, read, and run
-// directly: no model, no thread, no tool hooks.
+// directly: no model, no thread, no tool hooks. The agent routes
+// (/api/agents/:agentId/tools/:toolId[/execute]) do the same with the
+// named agent's tools.
 //
-// One deliberate difference: Mastra answers an execute whose input fails the
-// tool's schema with 200 and a {error: true, message, validationErrors}
-// result. Parley answers 400 with the failing JSON pointers, so that a
-// client (and `mastra api tool execute`) sees a failure as a failure.
+// As in Mastra, an execute whose input fails the tool's schema answers 200
+// with the tool's error result, {error: true, message, validationErrors}:
+// Mastra's text, with dotted paths, zod's wording where the failure has a
+// zod equivalent, and the arguments as 2-space JSON.
 
 // maxShownArguments bounds the input echoed in a validation error, as
 // Mastra's truncateForLogging does.
@@ -78,6 +83,21 @@ func (s *Server) toolSet() (*agentcore.Agent, map[string]*agentcore.Tool) {
 	return a, a.ToolSet()
 }
 
+// toolsOf is the agent a tool route names ({agentId}, else the default
+// agent) and its tools.
+func (s *Server) toolsOf(r *http.Request) (*agentcore.Agent, map[string]*agentcore.Tool, error) {
+	id := r.PathValue("agentId")
+	if id == "" { // /api/tools: the route pattern gives an agent route its id
+		a, set := s.toolSet()
+		return a, set, nil
+	}
+	a, err := s.apiAgent(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, a.Tools, nil // its own tools, as Mastra's agent.listTools() and GET /api/agents/:id
+}
+
 // findTool finds a tool by the name the model calls it, else by its id:
 // Mastra looks tools up by id, and `mastra api tool list` shows ids only.
 func findTool(set map[string]*agentcore.Tool, id string) (string, *agentcore.Tool, error) {
@@ -103,9 +123,13 @@ func (s *Server) apiListTools(r *http.Request) (any, error) {
 	return out, nil
 }
 
-// apiGetTool answers GET /api/tools/:toolId.
+// apiGetTool answers GET /api/tools/:toolId and
+// GET /api/agents/:agentId/tools/:toolId.
 func (s *Server) apiGetTool(r *http.Request) (any, error) {
-	_, set := s.toolSet()
+	_, set, err := s.toolsOf(r)
+	if err != nil {
+		return nil, err
+	}
 	name, t, err := findTool(set, r.PathValue("toolId"))
 	if err != nil {
 		return nil, err
@@ -123,9 +147,10 @@ type toolBody struct {
 	RequestContext map[string]any  `json:"requestContext"`
 }
 
-// apiExecuteTool answers POST /api/tools/:toolId/execute?runId with the
-// tool's raw output, as Mastra does. The checks come in Mastra's order: the
-// body, the tool, the data, then the data against the input schema.
+// apiExecuteTool answers POST /api/tools/:toolId/execute?runId and
+// POST /api/agents/:agentId/tools/:toolId/execute with the tool's raw
+// output, as Mastra does. The checks come in Mastra's order: the body, the
+// agent, the tool, the data, then the data against the input schema.
 func (s *Server) apiExecuteTool(r *http.Request) (any, error) {
 	var b toolBody
 	if err := decodeBody(r, &b); err != nil {
@@ -134,7 +159,10 @@ func (s *Server) apiExecuteTool(r *http.Request) (any, error) {
 	if len(b.Data) == 0 {
 		return nil, &issuesError{"Invalid request body", []apiIssue{{Field: "data", Message: "data is required"}}}
 	}
-	agent, set := s.toolSet()
+	agent, set, err := s.toolsOf(r)
+	if err != nil {
+		return nil, err
+	}
 	name, tool, err := findTool(set, r.PathValue("toolId"))
 	if err != nil {
 		return nil, err
@@ -142,12 +170,13 @@ func (s *Server) apiExecuteTool(r *http.Request) (any, error) {
 	if tool.Execute == nil {
 		return nil, badRequest("Tool is not executable")
 	}
-	if falsy(b.Data) {
-		// Mastra's validateBody refuses any falsy data (null, false, 0, "").
+	if r.PathValue("agentId") == "" && falsy(b.Data) {
+		// Mastra's validateBody refuses any falsy data (null, false, 0, "")
+		// on /api/tools; its agent route hands it to the tool.
 		return nil, badRequest(`Argument "data" is required`)
 	}
 	if err := tool.ValidateInput(b.Data); err != nil {
-		return nil, inputError(toolID(name, tool), b.Data, err)
+		return inputError(toolID(name, tool), tool.InputSchema, b.Data, err)
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
@@ -215,23 +244,152 @@ func falsy(data json.RawMessage) bool {
 	return false
 }
 
-// inputError is the 400 for data that fails the input schema: Mastra's
-// text, with JSON pointers for paths, and one issue per failing pointer.
-func inputError(id string, data json.RawMessage, err error) error {
+// toolInputError is Mastra's result for input that fails a tool's schema
+// (validateToolInput in @mastra/core): the call answers 200 with it.
+type toolInputError struct {
+	Error            bool        `json:"error"`
+	Message          string      `json:"message"`
+	ValidationErrors fieldErrors `json:"validationErrors"`
+}
+
+// fieldErrors is Mastra's buildFormattedErrors: the messages at a path, and
+// those below it by key.
+type fieldErrors struct {
+	Errors []string                `json:"errors"`
+	Fields map[string]*fieldErrors `json:"fields"`
+}
+
+func (f *fieldErrors) add(path []string, msg string) {
+	for _, key := range path {
+		next := f.Fields[key]
+		if next == nil {
+			next = &fieldErrors{Errors: []string{}, Fields: map[string]*fieldErrors{}}
+			f.Fields[key] = next
+		}
+		f = next
+	}
+	f.Errors = append(f.Errors, msg)
+}
+
+// inputError is Mastra's validation result for data that fails the input
+// schema, one issue per failure the validator names.
+func inputError(id string, schema, data json.RawMessage, err error) (any, error) {
 	var se *agentcore.SchemaError
 	if !errors.As(err, &se) {
-		return fmt.Errorf("tool %s cannot validate its input: %w", id, err)
+		return nil, fmt.Errorf("tool %s cannot validate its input: %w", id, err)
 	}
-	issues := make([]apiIssue, 0, len(se.Problems))
+	out := toolInputError{Error: true, ValidationErrors: fieldErrors{Errors: []string{}, Fields: map[string]*fieldErrors{}}}
+	var lines []string
 	for _, p := range se.Problems {
-		field, msg, _ := strings.Cut(p, ": ")
-		issues = append(issues, apiIssue{Field: field, Message: msg})
+		for _, is := range zodIssues(schema, p) {
+			out.ValidationErrors.add(is.path, is.msg)
+			lines = append(lines, "- "+cmp.Or(strings.Join(is.path, "."), "root")+": "+is.msg)
+		}
 	}
+	out.Message = fmt.Sprintf("Tool input validation failed for %s. Please fix the following errors and try again:\n%s\n\nProvided arguments: %s",
+		id, strings.Join(lines, "\n"), shownArguments(data))
+	return out, nil
+}
+
+// shownArguments is Mastra's truncateForLogging: the input as 2-space JSON
+// in its own key order, cut at 200 characters.
+func shownArguments(data json.RawMessage) string {
+	var b bytes.Buffer
 	shown := string(data)
+	if json.Indent(&b, data, "", "  ") == nil {
+		shown = b.String()
+	}
 	if r := []rune(shown); len(r) > maxShownArguments {
 		shown = string(r[:maxShownArguments]) + "... (truncated)"
 	}
-	msg := fmt.Sprintf("Tool input validation failed for %s. Please fix the following errors and try again:\n- %s\n\nProvided arguments: %s",
-		id, strings.Join(se.Problems, "\n- "), shown)
-	return &issuesError{msg, issues}
+	return shown
+}
+
+type zodIssue struct {
+	path []string
+	msg  string
+}
+
+var (
+	missingProps = regexp.MustCompile(`^missing properties: (.+)$`)
+	extraProps   = regexp.MustCompile(`^additionalProperties (.+) not allowed$`)
+	quoted       = regexp.MustCompile(`'([^']*)'`)
+	wrongType    = regexp.MustCompile(`^expected (\w+), but got (\w+)$`)
+	oneOf        = regexp.MustCompile(`^value must be one of (.+)$`)
+)
+
+// zodIssues turns one of the validator's problems ("/a/0: message") into
+// the issues zod reports for it: a dotted path and zod's wording for a
+// missing property, a wrong type, a value outside an enum and an unknown
+// key; other messages are kept as the validator wrote them.
+func zodIssues(schema json.RawMessage, problem string) []zodIssue {
+	loc, msg, _ := strings.Cut(problem, ": ")
+	var path []string
+	if loc != "(root)" && loc != "" {
+		for _, k := range strings.Split(strings.TrimPrefix(loc, "/"), "/") {
+			path = append(path, strings.NewReplacer("~1", "/", "~0", "~").Replace(k))
+		}
+	}
+	if m := missingProps.FindStringSubmatch(msg); m != nil {
+		var out []zodIssue
+		for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
+			p := append(slices.Clip(path), q[1])
+			want := "Invalid input"
+			if t := schemaType(schema, p); t != "" {
+				want = "Invalid input: expected " + t + ", received undefined"
+			}
+			out = append(out, zodIssue{p, want})
+		}
+		return out
+	}
+	if m := extraProps.FindStringSubmatch(msg); m != nil {
+		keys := quoted.FindAllStringSubmatch(m[1], -1)
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = strconv.Quote(k[1])
+		}
+		word := "key"
+		if len(names) > 1 {
+			word = "keys"
+		}
+		return []zodIssue{{path, fmt.Sprintf("Unrecognized %s: %s", word, strings.Join(names, ", "))}}
+	}
+	if m := wrongType.FindStringSubmatch(msg); m != nil {
+		return []zodIssue{{path, "Invalid input: expected " + zodType(m[1]) + ", received " + zodType(m[2])}}
+	}
+	if m := oneOf.FindStringSubmatch(msg); m != nil {
+		return []zodIssue{{path, "Invalid option: expected one of " + strings.ReplaceAll(m[1], ", ", "|")}}
+	}
+	return []zodIssue{{path, msg}}
+}
+
+// zodType names a JSON Schema type as zod does (an integer is a number).
+func zodType(t string) string {
+	if t == "integer" {
+		return "number"
+	}
+	return t
+}
+
+// schemaType is the type the schema gives the value at path, following
+// properties and items; "" when the schema does not say.
+func schemaType(schema json.RawMessage, path []string) string {
+	var node map[string]any
+	if json.Unmarshal(schema, &node) != nil {
+		return ""
+	}
+	for _, key := range path {
+		var next any
+		if props, ok := node["properties"].(map[string]any); ok {
+			next = props[key]
+		}
+		if next == nil {
+			next = node["items"]
+		}
+		if node, _ = next.(map[string]any); node == nil {
+			return ""
+		}
+	}
+	t, _ := node["type"].(string)
+	return zodType(t)
 }

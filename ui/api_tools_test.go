@@ -213,14 +213,6 @@ func TestAPIToolExecuteErrors(t *testing.T) {
 		{"bad JSON", "/api/tools/weather/execute", `{"data":`, 400, "Invalid request body", nil},
 		{"bad requestContext", "/api/tools/weather/execute", `{"data":{"city":"x"},"requestContext":"nb"}`, 400, "requestContext must be an object", nil},
 		{"not executable", "/api/tools/stub/execute", `{"data":{}}`, 400, "Tool is not executable", nil},
-		{"invalid input", "/api/tools/weather/execute", `{"data":{"unit":"k","extra":1}}`, 400,
-			"Tool input validation failed for weather. Please fix the following errors and try again:\n- (root): ", []any{
-				map[string]any{"field": "(root)", "message": "additionalProperties 'extra' not allowed"},
-				map[string]any{"field": "(root)", "message": "missing properties: 'city'"},
-				map[string]any{"field": "/unit", "message": `value must be one of "c", "f"`},
-			}},
-		{"invalid type", "/api/tools/workflow-double/execute", `{"data":{"n":"two"}}`, 400, "Provided arguments: {\"n\":\"two\"}",
-			[]any{map[string]any{"field": "/n", "message": "expected integer, but got string"}}},
 		{"tool error", "/api/tools/fail/execute", `{"data":{}}`, 500, "the weather service is down", nil},
 		{"panic", "/api/tools/boom/execute", `{"data":{}}`, 500, "tool boom crashed: kaboom", nil},
 		{"bad output", "/api/tools/liar/execute", `{"data":{}}`, 500, "tool liar returned output that does not match its output schema:\n- (root): missing properties: 'n'", nil},
@@ -251,15 +243,78 @@ func TestAPIToolExecuteErrors(t *testing.T) {
 	}
 }
 
-// A long input is cut in the message, as Mastra's truncateForLogging does.
-func TestAPIToolValidationTruncates(t *testing.T) {
+// Input that fails the schema answers 200 with Mastra's error result:
+// its message, dotted paths in zod's words, 2-space arguments cut at 200
+// characters, and validationErrors by field.
+func TestAPIToolValidationLikeMastra(t *testing.T) {
 	e := newAPIEnv(t, withTools)
+	for _, path := range []string{"/api/tools/weather/execute", "/api/agents/parley/tools/weather/execute"} {
+		got := e.call("POST", path, `{"data":{"unit":"k","extra":1}}`, http.StatusOK)
+		want := map[string]any{
+			"error": true,
+			"message": "Tool input validation failed for weather. Please fix the following errors and try again:\n" +
+				"- root: Unrecognized key: \"extra\"\n- city: Invalid input: expected string, received undefined\n" +
+				"- unit: Invalid option: expected one of \"c\"|\"f\"\n\nProvided arguments: {\n  \"unit\": \"k\",\n  \"extra\": 1\n}",
+			"validationErrors": map[string]any{
+				"errors": []any{`Unrecognized key: "extra"`},
+				"fields": map[string]any{
+					"city": map[string]any{"errors": []any{"Invalid input: expected string, received undefined"}, "fields": map[string]any{}},
+					"unit": map[string]any{"errors": []any{`Invalid option: expected one of "c"|"f"`}, "fields": map[string]any{}},
+				},
+			},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %#v\nwant %#v", path, got, want)
+		}
+	}
+	got := e.call("POST", "/api/tools/workflow-double/execute", `{"data":{"n":"two"}}`, http.StatusOK)
+	if got["message"] != "Tool input validation failed for workflow-double. Please fix the following errors and try again:\n- n: Invalid input: expected number, received string\n\nProvided arguments: {\n  \"n\": \"two\"\n}" {
+		t.Errorf("wrong type: %q", got["message"])
+	}
+
 	long := strings.Repeat("é", 300)
-	got := e.call("POST", "/api/tools/weather/execute", `{"data":{"city":1,"pad":"`+long+`"}}`, http.StatusBadRequest)
-	msg, _ := got["error"].(string)
+	got = e.call("POST", "/api/tools/weather/execute", `{"data":{"city":1,"pad":"`+long+`"}}`, http.StatusOK)
+	msg, _ := got["message"].(string)
 	_, shown, _ := strings.Cut(msg, "Provided arguments: ")
 	if !strings.HasSuffix(shown, "... (truncated)") || len([]rune(shown)) != 200+len("... (truncated)") {
 		t.Errorf("shown arguments %q", shown)
+	}
+}
+
+// The agent tool routes read and run the named agent's own tools, with
+// Mastra's errors for a bad agent, tool or body.
+func TestAPIAgentToolRoutes(t *testing.T) {
+	e := newAPIEnv(t, withTools)
+	if got, want := e.call("GET", "/api/agents/parley/tools/weather", "", http.StatusOK), e.call("GET", "/api/tools/weather", "", http.StatusOK); !reflect.DeepEqual(got, want) {
+		t.Errorf("agent tool %v, want %v", got, want)
+	}
+	if got := e.call("POST", "/api/agents/parley/tools/weather/execute", `{"data":{"city":"Rome"}}`, http.StatusOK); got["city"] != "Rome" {
+		t.Errorf("agent tool execute: %v", got)
+	}
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		msg                string
+	}{
+		{"GET", "/api/agents/nope/tools/weather", "", 404, "Agent with id nope not found"},
+		{"GET", "/api/agents/parley/tools/nope", "", 404, "Tool not found"},
+		{"GET", "/api/agents/parley/tools/workflow-double", "", 404, "Tool not found"}, // a workflow, not its own tool
+		{"POST", "/api/agents/nope/tools/weather/execute", `{"data":{}}`, 404, "Agent with id nope not found"},
+		{"POST", "/api/agents/parley/tools/nope/execute", `{"data":{}}`, 404, "Tool not found"},
+		{"POST", "/api/agents/parley/tools/weather/execute", `{}`, 400, "Invalid request body"},
+		{"POST", "/api/agents/parley/tools/weather/execute", `{"data":{"city":"x"},"requestContext":[]}`, 400, "requestContext must be an object"},
+		{"POST", "/api/agents/parley/tools/weather/execute", `"x"`, 400, "want a JSON object"},
+		{"POST", "/api/agents/parley/tools/weather/execute", `{"data":"` + strings.Repeat("x", 5<<20) + `"}`, 413, "too large"},
+		{"POST", "/api/agents/parley/tools/stub/execute", `{"data":{}}`, 400, "Tool is not executable"},
+	} {
+		got := e.call(c.method, c.path, c.body, c.status)
+		if msg, _ := got["error"].(string); !strings.Contains(msg, c.msg) {
+			t.Errorf("%s %s %.40s: error %q, want %q", c.method, c.path, c.body, msg, c.msg)
+		}
+	}
+	// The agent route hands falsy data to the tool's schema, as Mastra's does.
+	if got := e.call("POST", "/api/agents/parley/tools/weather/execute", `{"data":null}`, http.StatusOK); got["error"] != true {
+		t.Errorf("null data: %v", got)
 	}
 }
 
