@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ func (s *Server) signalRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/agents/{agentId}/signals", s.api(s.apiSendSignal))
 	mux.HandleFunc("POST /api/agents/{agentId}/state-signals", s.api(s.apiSendStateSignal))
 	mux.HandleFunc("GET /api/agents/{agentId}/threads/{threadId}/subscribe", s.apiSubscribe)
+	mux.HandleFunc("POST /api/agents/{agentId}/threads/abort", s.api(s.apiAbortThread))
 	mux.HandleFunc("POST /api/notifications", s.apiNotify)
 	mux.HandleFunc("GET /api/notifications", s.api(s.apiListNotifications))
 	mux.HandleFunc("PATCH /api/notifications/{threadId}/{id}", s.api(s.apiUpdateNotification))
@@ -42,9 +44,17 @@ type signalOpts struct {
 	IfIdle     *agentcore.IfIdle   `json:"ifIdle"`
 }
 
-func (o signalOpts) target(agentID string) (agentcore.SignalTarget, error) {
-	if o.RunID == "" && o.ThreadID == "" {
-		return agentcore.SignalTarget{}, badRequest("Give a runId, or a resourceId and threadId")
+// target is where the signal goes, checked as Mastra's signal routes check
+// it: without a runId, both resourceId and threadId; a thread of another
+// resource is refused.
+func (s *Server) target(r *http.Request, o signalOpts, agentID string) (agentcore.SignalTarget, error) {
+	if o.RunID == "" && (o.ResourceID == "" || o.ThreadID == "") {
+		return agentcore.SignalTarget{}, badRequest("resourceId and threadId are required when runId is not provided")
+	}
+	if o.ThreadID != "" && o.ResourceID != "" {
+		if t, err := s.rt.GetThread(r.Context(), o.ThreadID); err == nil && t.ResourceID != "" && t.ResourceID != o.ResourceID {
+			return agentcore.SignalTarget{}, errOtherResource
+		}
 	}
 	if o.IfIdle != nil && o.ThreadID == "" {
 		return agentcore.SignalTarget{}, badRequest("ifIdle needs a thread target: give resourceId and threadId")
@@ -107,11 +117,21 @@ type sendMessageBody struct {
 	Message *messageBody `json:"message"`
 }
 
-// signalAnswer is what the signal routes answer.
+// signalAnswer is what the signal routes answer: Mastra's
+// sendAgentSignalResponseSchema, {accepted: true, runId, signal}, where
+// runId is the run that took the signal, or else (persisted, discarded or
+// queued on an idle thread) the signal's id, as Mastra's server answers.
+// Action is Parley's addition: what became of the signal (wake, deliver,
+// persist, discard, queue).
 type signalAnswer struct {
-	Accepted agentcore.Accepted `json:"accepted"`
-	RunID    string             `json:"runId,omitempty"`
-	Signal   agentcore.Signal   `json:"signal"`
+	Accepted bool             `json:"accepted"`
+	RunID    string           `json:"runId"`
+	Signal   agentcore.Signal `json:"signal"`
+	Action   string           `json:"action"`
+}
+
+func newSignalAnswer(acc agentcore.Accepted, sig agentcore.Signal, to agentcore.SignalTarget) signalAnswer {
+	return signalAnswer{Accepted: true, RunID: cmp.Or(acc.RunID, to.RunID, sig.ID), Signal: sig, Action: acc.Action}
 }
 
 func (s *Server) apiSendMessage(r *http.Request) (any, error) {
@@ -134,7 +154,7 @@ func (s *Server) sendMessage(r *http.Request, queue bool) (any, error) {
 	if b.Message == nil || strings.TrimSpace(b.Message.text) == "" {
 		return nil, badRequest("message is required and must not be empty")
 	}
-	to, err := b.target(agent.ID)
+	to, err := s.target(r, b.signalOpts, agent.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +171,7 @@ func (s *Server) sendMessage(r *http.Request, queue bool) (any, error) {
 	if err != nil {
 		return nil, signalError(err)
 	}
-	return signalAnswer{Accepted: acc, RunID: acc.RunID, Signal: sig}, nil
+	return newSignalAnswer(acc, sig, to), nil
 }
 
 type sendSignalBody struct {
@@ -179,7 +199,7 @@ func (s *Server) apiSendSignal(r *http.Request) (any, error) {
 	if b.Signal == nil {
 		return nil, badRequest("signal is required")
 	}
-	to, err := b.target(agent.ID)
+	to, err := s.target(r, b.signalOpts, agent.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +212,49 @@ func (s *Server) apiSendSignal(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, signalError(err)
 	}
-	return signalAnswer{Accepted: acc, RunID: acc.RunID, Signal: sig}, nil
+	return newSignalAnswer(acc, sig, to), nil
+}
+
+// abortBody is Mastra's abortAgentThreadBodySchema.
+type abortBody struct {
+	ResourceID    string  `json:"resourceId"`
+	ThreadID      *string `json:"threadId"`
+	ExpectedRunID string  `json:"expectedRunId"`
+}
+
+// apiAbortThread answers POST /api/agents/:id/threads/abort as Mastra does:
+// {aborted: true} when the thread's run in progress was stopped (and, with
+// expectedRunId, was that run); {aborted: false} when none was going.
+func (s *Server) apiAbortThread(r *http.Request) (any, error) {
+	var b abortBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	if b.ThreadID == nil {
+		return nil, &issuesError{"Invalid request body", []apiIssue{zodRequired("threadId")}}
+	}
+	agent, err := s.apiAgent(r.PathValue("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	if *b.ThreadID == "" {
+		return nil, badRequest("threadId is required")
+	}
+	no := map[string]bool{"aborted": false}
+	t, err := s.rt.GetThread(r.Context(), *b.ThreadID)
+	switch {
+	case errors.Is(err, agentcore.ErrNotFound):
+		return no, nil // no thread, no run
+	case err != nil:
+		return nil, err
+	case b.ResourceID != "" && t.ResourceID != "" && t.ResourceID != b.ResourceID:
+		return nil, errOtherResource
+	}
+	live, ok := s.rt.Live(t.ID)
+	if !ok || (live.Run.AgentID != "" && live.Run.AgentID != agent.ID) || (b.ExpectedRunID != "" && live.Run.ID != b.ExpectedRunID) {
+		return no, nil
+	}
+	return map[string]bool{"aborted": s.rt.Stop(r.Context(), t.ID)}, nil
 }
 
 type stateSignalBody struct {
@@ -212,7 +274,7 @@ func (s *Server) apiSendStateSignal(r *http.Request) (any, error) {
 	if b.State == nil {
 		return nil, badRequest("state is required")
 	}
-	to, err := b.target(agent.ID)
+	to, err := s.target(r, b.signalOpts, agent.ID)
 	if err != nil {
 		return nil, err
 	}

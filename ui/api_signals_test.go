@@ -24,14 +24,14 @@ func TestAPISendMessageWakesAndQueues(t *testing.T) {
 	th := e.thread()
 	e.model.Push(scripted.Reply{Text: "hello"})
 	v := e.call("POST", "/api/agents/parley/send-message", `{"message":"hi from curl","resourceId":"me","threadId":"`+th+`"}`, 200)
-	if get(v, "accepted", "action") != "wake" || get(v, "runId") == nil || get(v, "signal", "tagName") != "user" {
+	if get(v, "action") != "wake" || get(v, "runId") == nil || get(v, "signal", "tagName") != "user" {
 		t.Fatalf("send-message %v", v)
 	}
 	waitThread(t, e, th)
 	// Text parts and {contents, attributes} are messages too.
 	e.model.Push(scripted.Reply{Text: "ok"})
-	v = e.call("POST", "/api/agents/parley/send-message", `{"message":{"contents":[{"type":"text","text":"ping"}],"attributes":{"from":"phone"}},"threadId":"`+th+`"}`, 200)
-	if get(v, "accepted", "action") != "wake" {
+	v = e.call("POST", "/api/agents/parley/send-message", `{"message":{"contents":[{"type":"text","text":"ping"}],"attributes":{"from":"phone"}},"resourceId":"me","threadId":"`+th+`"}`, 200)
+	if get(v, "action") != "wake" {
 		t.Fatalf("send-message with contents to an idle chat: %v", v)
 	}
 	waitThread(t, e, th)
@@ -44,7 +44,7 @@ func TestAPISendMessageWakesAndQueues(t *testing.T) {
 	}
 	e.model.Push(scripted.Reply{Text: "queued answer"})
 	v = e.call("POST", "/api/agents/parley/queue-message", `{"message":"later","resourceId":"me","threadId":"`+th+`"}`, 200)
-	if get(v, "accepted", "action") != "wake" {
+	if get(v, "action") != "wake" {
 		t.Fatalf("queue-message on an idle thread: %v", v)
 	}
 	waitThread(t, e, th)
@@ -58,25 +58,27 @@ func TestAPISignalErrors(t *testing.T) {
 		status     int
 		want       string
 	}{
-		{"/api/agents/parley/send-message", `{"message":"x"}`, 400, "Give a runId, or a resourceId and threadId"},
-		{"/api/agents/parley/send-message", `{"threadId":"` + th + `"}`, 400, "message is required"},
-		{"/api/agents/parley/send-message", `{"message":"x","threadId":"nope"}`, 404, "not found"},
+		{"/api/agents/parley/send-message", `{"message":"x"}`, 400, "resourceId and threadId are required when runId is not provided"},
+		{"/api/agents/parley/send-message", `{"message":"x","threadId":"` + th + `"}`, 400, "resourceId and threadId are required when runId is not provided"},
+		{"/api/agents/parley/send-message", `{"message":"x","resourceId":"someone-else","threadId":"` + th + `"}`, 403, "Access denied: thread belongs to a different resource"},
+		{"/api/agents/parley/send-message", `{"resourceId":"me","threadId":"` + th + `"}`, 400, "message is required"},
+		{"/api/agents/parley/send-message", `{"message":"x","resourceId":"me","threadId":"nope"}`, 404, "not found"},
 		{"/api/agents/parley/send-message", `{"message":"x","runId":"nope"}`, 404, "No active agent run found for signal target"},
-		{"/api/agents/nobody/send-message", `{"message":"x","threadId":"` + th + `"}`, 404, "Agent with id nobody not found"},
-		{"/api/agents/parley/send-message", `{"message":"x","threadId":"` + th + `","ifIdle":{"behavior":"nap"}}`, 400, `invalid ifIdle behavior "nap"`},
-		{"/api/agents/parley/signals", `{"signal":{"type":"shout","contents":"x"},"threadId":"` + th + `"}`, 400, "Invalid signal type: shout."},
-		{"/api/agents/parley/signals", `{"signal":{"type":"user","tagName":"9x","contents":"x"},"threadId":"` + th + `"}`, 400, "Invalid signal XML tag name: 9x"},
-		{"/api/agents/parley/signals", `{"signal":{"type":"user","attributes":{"a b":1},"contents":"x"},"threadId":"` + th + `"}`, 400, "Invalid signal XML attribute name: a b"},
-		{"/api/agents/parley/signals", `{"signal":{"type":"state","transient":true,"contents":"x"},"threadId":"` + th + `"}`, 400, "state signals cannot be transient"},
+		{"/api/agents/nobody/send-message", `{"message":"x","resourceId":"me","threadId":"` + th + `"}`, 404, "Agent with id nobody not found"},
+		{"/api/agents/parley/send-message", `{"message":"x","resourceId":"me","threadId":"` + th + `","ifIdle":{"behavior":"nap"}}`, 400, `invalid ifIdle behavior "nap"`},
+		{"/api/agents/parley/signals", `{"signal":{"type":"shout","contents":"x"},"resourceId":"me","threadId":"` + th + `"}`, 400, "Invalid signal type: shout."},
+		{"/api/agents/parley/signals", `{"signal":{"type":"user","tagName":"9x","contents":"x"},"resourceId":"me","threadId":"` + th + `"}`, 400, "Invalid signal XML tag name: 9x"},
+		{"/api/agents/parley/signals", `{"signal":{"type":"user","attributes":{"a b":1},"contents":"x"},"resourceId":"me","threadId":"` + th + `"}`, 400, "Invalid signal XML attribute name: a b"},
+		{"/api/agents/parley/signals", `{"signal":{"type":"state","transient":true,"contents":"x"},"resourceId":"me","threadId":"` + th + `"}`, 400, "state signals cannot be transient"},
 		{"/api/agents/parley/signals", `{"signal":{"type":"user"`, 400, "Invalid request body"},
-		{"/api/agents/parley/state-signals", `{"state":{"cacheKey":"k"},"threadId":"` + th + `"}`, 400, "state signal id is required"},
+		{"/api/agents/parley/state-signals", `{"state":{"cacheKey":"k"},"resourceId":"me","threadId":"` + th + `"}`, 400, "state signal id is required"},
 	}
-	e.call("POST", "/api/agents/parley/signals", `{"signal":{"id":"s1","type":"reactive","contents":"x"},"threadId":"`+th+`","ifIdle":{"behavior":"persist"}}`, 200)
+	e.call("POST", "/api/agents/parley/signals", `{"signal":{"id":"s1","type":"reactive","contents":"x"},"resourceId":"me","threadId":"`+th+`","ifIdle":{"behavior":"persist"}}`, 200)
 	cases = append(cases, struct {
 		path, body string
 		status     int
 		want       string
-	}{"/api/agents/parley/signals", `{"signal":{"id":"s1","type":"reactive","contents":"again"},"threadId":"` + th + `","ifIdle":{"behavior":"persist"}}`, 409, "signal s1: a signal with this id was already accepted"})
+	}{"/api/agents/parley/signals", `{"signal":{"id":"s1","type":"reactive","contents":"again"},"resourceId":"me","threadId":"` + th + `","ifIdle":{"behavior":"persist"}}`, 409, "signal s1: a signal with this id was already accepted"})
 	for _, c := range cases {
 		v := e.call("POST", c.path, c.body, c.status)
 		if msg, _ := get(v, "error").(string); !strings.Contains(msg, c.want) {
@@ -165,7 +167,7 @@ func TestAPISubscribeToThread(t *testing.T) {
 	r := bufio.NewReader(resp.Body)
 	e.model.Push(scripted.Reply{Text: "first"}, scripted.Reply{Text: "second"})
 	for i, text := range []string{"one", "two"} {
-		e.call("POST", "/api/agents/parley/send-message", fmt.Sprintf(`{"message":%q,"threadId":%q}`, text, th), 200)
+		e.call("POST", "/api/agents/parley/send-message", fmt.Sprintf(`{"message":%q,"resourceId":"me","threadId":%q}`, text, th), 200)
 		chunks, _ := readChunks(t, r, func(c map[string]any) bool { return c["type"] == "finish" })
 		var types []string
 		for _, c := range chunks {
@@ -207,4 +209,76 @@ func (e *apiEnv) do(req *http.Request) *http.Response {
 		e.t.Fatal(err)
 	}
 	return resp
+}
+
+// The signal routes answer Mastra's {accepted: true, runId, signal}: the
+// run that took the signal, or the signal's own id when none did.
+func TestAPISignalAnswersLikeMastra(t *testing.T) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	e.model.Push(scripted.Reply{Text: "hello"})
+	v := e.call("POST", "/api/agents/parley/send-message", `{"message":"hi","resourceId":"me","threadId":"`+th+`"}`, 200)
+	runID, _ := v["runId"].(string)
+	if v["accepted"] != true || runID == "" || get(v, "signal", "id") == runID || v["action"] != "wake" {
+		t.Fatalf("send-message to an idle thread: %v", v)
+	}
+	if run, err := e.rt.GetRun(t.Context(), runID); err != nil || run.ThreadID != th {
+		t.Fatalf("runId %s is not the thread's run: %v %v", runID, run, err)
+	}
+	waitThread(t, e, th)
+	v = e.call("POST", "/api/agents/parley/signals", `{"signal":{"id":"s9","type":"reactive","contents":"fyi"},"resourceId":"me","threadId":"`+th+`","ifIdle":{"behavior":"persist"}}`, 200)
+	if v["accepted"] != true || v["runId"] != "s9" || get(v, "signal", "id") != "s9" || v["action"] != "persist" {
+		t.Fatalf("persisted signal: %v", v)
+	}
+}
+
+// threads/abort stops the thread's run in progress, as Mastra's
+// abortThreadStream: hostile or mismatched requests are refused or abort
+// nothing.
+func TestAPIAbortThread(t *testing.T) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	for _, c := range []struct {
+		path, body string
+		status     int
+		want       string
+	}{
+		{"/api/agents/parley/threads/abort", ``, 400, "empty"},
+		{"/api/agents/parley/threads/abort", `{}`, 400, "Invalid request body"},
+		{"/api/agents/parley/threads/abort", `{"threadId":5}`, 400, "threadId must be a string"},
+		{"/api/agents/parley/threads/abort", `{"threadId":""}`, 400, "threadId is required"},
+		{"/api/agents/parley/threads/abort", `{"threadId":"` + strings.Repeat("x", 5<<20) + `"}`, 413, "too large"},
+		{"/api/agents/nobody/threads/abort", `{"threadId":"` + th + `"}`, 404, "Agent with id nobody not found"},
+		{"/api/agents/parley/threads/abort", `{"threadId":"` + th + `","resourceId":"someone-else"}`, 403, "different resource"},
+	} {
+		v := e.call("POST", c.path, c.body, c.status)
+		if msg, _ := get(v, "error").(string); !strings.Contains(msg, c.want) {
+			t.Errorf("%s %.40s: error %q, want %q", c.path, c.body, msg, c.want)
+		}
+	}
+	for _, body := range []string{`{"threadId":"nope"}`, `{"threadId":"` + th + `"}`, `{"threadId":"</script>"}`} {
+		if v := e.call("POST", "/api/agents/parley/threads/abort", body, 200); v["aborted"] != false {
+			t.Errorf("%s with no run: %v", body, v)
+		}
+	}
+
+	e.model.Push(scripted.Reply{Tokens: []string{"Partial ", "answer"}, StallAfter: 1})
+	resp := e.send("POST", "/api/agents/parley/stream", `{"messages":"Long task","memory":{"thread":"`+th+`","resource":"me"}}`)
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	chunks, _ := readChunks(t, body, func(c map[string]any) bool { return c["type"] == "text-delta" })
+	runID := chunks[0]["runId"].(string)
+	if v := e.call("POST", "/api/agents/parley/threads/abort", `{"threadId":"`+th+`","expectedRunId":"another"}`, 200); v["aborted"] != false {
+		t.Errorf("another run expected: %v", v)
+	}
+	if v := e.call("POST", "/api/agents/parley/threads/abort", `{"threadId":"`+th+`","resourceId":"me","expectedRunId":"`+runID+`"}`, 200); v["aborted"] != true {
+		t.Errorf("abort: %v", v)
+	}
+	chunks, done := readChunks(t, body, nil)
+	if !done || len(chunks) != 1 || chunks[0]["type"] != "abort" {
+		t.Errorf("after abort: %v (done %v), want one abort chunk and [DONE]", chunks, done)
+	}
+	if _, live := e.rt.Live(th); live {
+		t.Error("the run still goes after abort")
+	}
 }

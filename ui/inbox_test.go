@@ -45,7 +45,7 @@ func TestInboxListsFailedRunsAndSetsAside(t *testing.T) {
 	e := newAPIEnv(t)
 	th := e.thread()
 	e.model.Push(scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"model overloaded today"}}`})
-	e.call("POST", "/api/agents/parley/send-message", `{"message":"go","threadId":"`+th+`"}`, 200)
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"go","resourceId":"me","threadId":"`+th+`"}`, 200)
 	waitThread(t, e, th)
 	page := e.inboxPage()
 	if count(page) != "1" || !strings.Contains(page, `data-kind="failed"`) || !strings.Contains(page, "model overloaded today") {
@@ -79,7 +79,7 @@ func TestInboxListsFailedRunsAndSetsAside(t *testing.T) {
 
 	// A later run that worked makes the failure history.
 	e.model.Push(scripted.Reply{Text: "fine now"})
-	e.call("POST", "/api/agents/parley/send-message", `{"message":"again","threadId":"`+th+`"}`, 200)
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"again","resourceId":"me","threadId":"`+th+`"}`, 200)
 	waitThread(t, e, th)
 	if resp := e.send("POST", "/inbox/act", `{"key":"`+key+`","action":"dismiss"}`); resp.StatusCode != 204 {
 		t.Fatalf("dismiss %d", resp.StatusCode)
@@ -95,7 +95,7 @@ func TestInboxFailedRetryListsOnce(t *testing.T) {
 	th := e.thread()
 	e.model.Push(scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"first failure"}}`},
 		scripted.Reply{Status: 400, ErrorBody: `{"error":{"message":"second failure"}}`})
-	e.call("POST", "/api/agents/parley/send-message", `{"message":"go","threadId":"`+th+`"}`, 200)
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"go","resourceId":"me","threadId":"`+th+`"}`, 200)
 	waitThread(t, e, th)
 	resp := e.send("POST", "/t/"+th+"/retry", "")
 	resp.Body.Close()
@@ -152,7 +152,7 @@ func TestUnsendRefusals(t *testing.T) {
 	e := newAPIEnv(t)
 	th := e.thread()
 	e.model.Push(scripted.Reply{Text: "read it"})
-	v := e.call("POST", "/api/agents/parley/send-message", `{"message":"hello","threadId":"`+th+`"}`, 200)
+	v := e.call("POST", "/api/agents/parley/send-message", `{"message":"hello","resourceId":"me","threadId":"`+th+`"}`, 200)
 	waitThread(t, e, th)
 	id, _ := get(v, "signal", "id").(string)
 	for path, want := range map[string]string{
@@ -234,7 +234,7 @@ func TestMessageText(t *testing.T) {
 	e := newAPIEnv(t)
 	th, other := e.thread(), e.thread()
 	e.model.Push(scripted.Reply{Text: "**Bold** and `code`"})
-	e.call("POST", "/api/agents/parley/send-message", `{"message":"hello","threadId":"`+th+`"}`, 200)
+	e.call("POST", "/api/agents/parley/send-message", `{"message":"hello","resourceId":"me","threadId":"`+th+`"}`, 200)
 	waitThread(t, e, th)
 	msgs := get(e.call("GET", "/api/memory/threads/"+th+"/messages", "", 200), "messages").([]any)
 	reply, _ := msgs[len(msgs)-1].(map[string]any)["id"].(string)

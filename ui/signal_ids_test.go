@@ -15,7 +15,7 @@ func TestAPISignalIDChecked(t *testing.T) {
 	th := e.thread()
 	for _, bad := range hostileIDs {
 		id, _ := json.Marshal(bad)
-		v := e.call("POST", "/api/agents/parley/signals", `{"signal":{"id":`+string(id)+`,"type":"reactive","contents":"x"},"threadId":"`+th+`","ifIdle":{"behavior":"persist"}}`, 400)
+		v := e.call("POST", "/api/agents/parley/signals", `{"signal":{"id":`+string(id)+`,"type":"reactive","contents":"x"},"resourceId":"me","threadId":"`+th+`","ifIdle":{"behavior":"persist"}}`, 400)
 		if msg, _ := get(v, "error").(string); !strings.Contains(msg, "Invalid signal id") {
 			t.Errorf("signal id %.40q: error %q", bad, msg)
 		}

@@ -252,7 +252,7 @@ func TestAPIWhileApprovalWaits(t *testing.T) {
 
 	requests := len(e.model.Requests())
 	v = e.call("POST", "/api/agents/parley/queue-message", `{"message":"then deploy","resourceId":"me","threadId":"`+th+`"}`, 200)
-	if get(v, "accepted", "action") != "persist" {
+	if get(v, "action") != "persist" {
 		t.Fatalf("queue-message while an approval waits: %v", v)
 	}
 	e.call("POST", "/api/notifications", `{"source":"ci","kind":"build","summary":"build failed","priority":"urgent","threadId":"`+th+`","agentId":"parley","resourceId":"me"}`, 201)
@@ -264,7 +264,7 @@ func TestAPIWhileApprovalWaits(t *testing.T) {
 
 	e.model.Push(scripted.Reply{Text: "Stopping there."})
 	v = e.call("POST", "/api/agents/parley/send-message", `{"message":"no, leave it","resourceId":"me","threadId":"`+th+`"}`, 200)
-	if get(v, "accepted", "action") != "deliver" {
+	if get(v, "action") != "deliver" {
 		t.Fatalf("send-message while an approval waits: %v", v)
 	}
 	waitThread(t, e, th)
