@@ -172,7 +172,9 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Tools:        map[string]*agentcore.Tool{},
 		// A chat message answers an open question (spec §1.1).
 		AutoResumeSuspendedTools: true,
-		Log:                      log,
+		// Questions from MCP clients are the user's to answer, not the agent's.
+		DeliveryPolicy: &agentcore.DeliveryPolicy{Sources: map[string]agentcore.Decision{chat.AskSource: chat.AskPolicy}},
+		Log:            log,
 	}
 	// The runtime comes first: the tools below are bound to it. They join
 	// the agent before any run starts (StartNotifications, the UI).
