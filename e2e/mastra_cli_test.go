@@ -262,6 +262,25 @@ func TestMastraCLITools(t *testing.T) {
 
 	agent := must("agent", "get", "parley")
 	expect("agent get: tool id", at(agent, "data", "tools", "write_note", "id"), "write_note")
+
+	// --schema reads Mastra's schema manifest from GET /api/system/api-schema.
+	schema := must("tool", "execute", "--schema")
+	expect("tool execute --schema: command", at(schema, "command"), "mastra api tool execute <toolId> <input>")
+	expect("tool execute --schema: path", at(schema, "path"), "/tools/:toolId/execute")
+	if at(schema, "input", "schema", "properties", "data") == nil {
+		t.Errorf("tool execute --schema: no data in %v", at(schema, "input"))
+	}
+	for _, args := range [][]string{{"agent", "run", "--schema"}, {"agent", "list", "--schema"}, {"tool", "list", "--schema"},
+		{"thread", "list", "--schema"}, {"thread", "create", "--schema"}, {"thread", "update", "--schema"},
+		{"thread", "delete", "--schema"}, {"thread", "messages", "--schema"}} {
+		if out := must(args...); at(out, "method") == nil || at(out, "response") == nil {
+			t.Errorf("mastra %v: %v", args, out)
+		}
+	}
+	runSchema := must("agent", "run", "--schema")
+	if at(runSchema, "input", "schema", "properties", "messages") == nil {
+		t.Errorf("agent run --schema: no messages in %v", at(runSchema, "input"))
+	}
 }
 
 // Without the token the CLI gets Parley's 401 and its one-line reason, for

@@ -44,6 +44,7 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/tools/{toolId}/execute", s.api(s.apiExecuteTool))
 	mux.HandleFunc("GET /api/agents/{agentId}/tools/{toolId}", s.api(s.apiGetTool))
 	mux.HandleFunc("POST /api/agents/{agentId}/tools/{toolId}/execute", s.api(s.apiExecuteTool))
+	mux.HandleFunc("GET /api/system/api-schema", s.apiSchema)
 	mux.HandleFunc("/api/", s.api(func(r *http.Request) (any, error) {
 		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("Parley has no API route %s %s", r.Method, r.URL.Path)}
 	}))
