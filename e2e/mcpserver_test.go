@@ -353,3 +353,29 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A client that cancels its waiting ask_user takes the question out of the
+// inbox: nobody waits for its answer any more.
+func TestMCPAskUserCancelled(t *testing.T) {
+	p := startParley(t)
+	cs, err := mcpClient(t, p.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := p.newThread()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user", Arguments: map[string]any{"threadId": id, "question": "Still there?", "id": "c-1"}})
+		done <- err
+	}()
+	waitFor(t, func() bool { return askWaiting(t, p, id, "c-1") })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	waitFor(t, func() bool {
+		n := askNotes(t, p, id)
+		return len(n) == 1 && n[0].Status == agentcore.NoteDismissed && !askWaiting(t, p, id, "c-1")
+	})
+}
