@@ -44,7 +44,8 @@ type toolView struct {
 	Description  string `json:"description,omitempty"`
 	InputSchema  string `json:"inputSchema,omitempty"`
 	OutputSchema string `json:"outputSchema,omitempty"`
-	// RequireApproval is always false: Parley asks no approval before a call.
+	// RequireApproval is always false: whether a call waits for approval is
+	// the chat's policy (Settings), not the tool's.
 	RequireApproval bool `json:"requireApproval"`
 }
 
