@@ -35,8 +35,15 @@ const bodyHTML = `() => {
 // bodyHeight is the reply's body's height once the page has settled.
 const bodyHeight = `async () => {
 	await document.fonts.ready;
+	// Blocks off screen are laid out only once shown (content-visibility:
+	// auto, app.css): the heights compared are those of every block laid out.
+	const all = document.createElement('style');
+	all.textContent = '#messages * { content-visibility: visible !important }';
+	document.head.append(all);
 	await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-	return document.querySelector('#messages .msg-assistant .msg-body').getBoundingClientRect().height;
+	const h = document.querySelector('#messages .msg-assistant .msg-body').getBoundingClientRect().height;
+	all.remove();
+	return h;
 }`
 
 // A reply streamed in pieces (finished blocks appended, the open block
