@@ -49,7 +49,7 @@ func phoneChat(t *testing.T, p *parley, w int) (string, *rod.Page) {
 	pg.MustReload()
 	pg.MustWaitLoad()
 	waitJS(t, pg, `(m) => document.querySelector('#chat-header .model-input').value === m`, longModel)
-	waitJS(t, pg, `() => document.querySelector('#chat-header .thread-usage').innerText.trim() !== ''`)
+	waitJS(t, pg, `() => document.querySelector('#thread-usage').textContent.trim() !== ''`)
 	return th.ID, pg
 }
 
