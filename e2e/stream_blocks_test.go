@@ -66,6 +66,10 @@ func TestStreamedReplyEqualsReload(t *testing.T) {
 		pg.MustElement("#draft").MustInput("show me everything")
 		pg.Keyboard.MustType(input.Enter)
 		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+		// Only a reply of many blocks is laid out lazily (.md-many).
+		if many := pg.MustEval(`() => document.querySelector('#messages .msg-assistant .msg-body').classList.contains('md-many')`).Bool(); many != (chunk == 20000) {
+			t.Fatalf("chunk %d: .md-many is %v", chunk, many)
+		}
 		streamed := evalString(pg, bodyHTML)
 		streamedHeight := pg.MustEval(bodyHeight).Num()
 		if n := pg.MustEval(`() => document.querySelectorAll('#messages .cursor, #messages [id$="-tail"]').length`).Int(); n != 0 {

@@ -342,7 +342,20 @@ function waitingFocusTarget(item) {
     pinned = atBottom(e.target);
     remember(e.target);
   }, true);
+  // A reply of many blocks (a long answer, a generated file) has its code
+  // blocks and tables laid out only near the screen (.md-many, app.css):
+  // 1 MiB of Markdown is some 700,000 elements. Other replies are laid out
+  // whole, so that a jump to a message or a page of older ones lands on
+  // real heights, not estimates.
+  const MANY = 150;
+  const markMany = () => {
+    for (const body of document.querySelectorAll("#messages .msg-body:not(.md-many)")) {
+      const live = body.firstElementChild?.classList.contains("md-live") ? body.firstElementChild.childElementCount : 0;
+      if (body.childElementCount + live > MANY) body.classList.add("md-many");
+    }
+  };
   const follow = () => {
+    markMany();
     const el = scroller();
     if (!el) return;
     if (pinned) {
@@ -368,7 +381,22 @@ function waitingFocusTarget(item) {
     });
   };
   new MutationObserver(followSoon).observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+  // Code blocks and tables off screen are laid out only once shown
+  // (content-visibility: auto, app.css): their real height arrives with no
+  // change to the DOM, and the list's size is what tells of it.
+  let watched = null;
+  const sized = new ResizeObserver(followSoon);
+  const watch = () => {
+    const list = document.getElementById("messages");
+    if (!list || list === watched) return;
+    if (watched) sized.unobserve(watched);
+    sized.observe(list);
+    watched = list;
+  };
+  new MutationObserver(watch).observe(document.documentElement, { childList: true, subtree: true });
   addEventListener("DOMContentLoaded", () => {
+    watch();
+    markMany();
     const hit = document.querySelector("#messages .msg-hit");
     const el = scroller();
     if (!hit || !el) return follow();
