@@ -381,21 +381,7 @@ function waitingFocusTarget(item) {
     });
   };
   new MutationObserver(followSoon).observe(document.documentElement, { childList: true, subtree: true, characterData: true });
-  // Code blocks and tables off screen are laid out only once shown
-  // (content-visibility: auto, app.css): their real height arrives with no
-  // change to the DOM, and the list's size is what tells of it.
-  let watched = null;
-  const sized = new ResizeObserver(followSoon);
-  const watch = () => {
-    const list = document.getElementById("messages");
-    if (!list || list === watched) return;
-    if (watched) sized.unobserve(watched);
-    sized.observe(list);
-    watched = list;
-  };
-  new MutationObserver(watch).observe(document.documentElement, { childList: true, subtree: true });
   addEventListener("DOMContentLoaded", () => {
-    watch();
     markMany();
     const hit = document.querySelector("#messages .msg-hit");
     const el = scroller();
