@@ -111,7 +111,7 @@ func RenameDialog() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<dialog id=\"rename-dialog\" class=\"rename-dialog\" aria-labelledby=\"rename-title\"><form method=\"dialog\"><h2 id=\"rename-title\">Rename chat</h2><input name=\"title\" type=\"text\" aria-label=\"Title\" autocomplete=\"off\" spellcheck=\"false\" maxlength=\"200\" required><p class=\"rename-error composer-error\" role=\"alert\"></p><div class=\"rename-actions\"><button type=\"button\" class=\"btn rename-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" class=\"btn btn-send rename-save\" value=\"save\">Save</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<dialog id=\"rename-dialog\" class=\"rename-dialog\" aria-labelledby=\"rename-title\"><form method=\"dialog\"><h2 id=\"rename-title\">Rename chat</h2><input name=\"title\" type=\"text\" aria-label=\"Title\" autocomplete=\"off\" spellcheck=\"false\" maxlength=\"200\" required><p class=\"dialog-error composer-error\" role=\"alert\"></p><div class=\"rename-actions\"><button type=\"button\" class=\"btn dialog-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" class=\"btn btn-send rename-save\" value=\"save\">Save</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -6,7 +6,6 @@ import (
 
 	"parley/agentcore"
 	"parley/agentcore/scripted"
-	"parley/app/chat"
 )
 
 // At 1280 px the chat header keeps a real title and model name whole, and
@@ -36,14 +35,7 @@ func TestHeaderKeepsTitleAndModel(t *testing.T) {
 	}
 
 	// A long (real) model name, as the chat's own.
-	if _, err := p.In.Runtime.UpdateThreadMetadata(context.Background(), th.ID, func(meta map[string]any) error {
-		for k, v := range chat.Metadata(chat.Settings{Model: model}) {
-			meta[k] = v
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p.setChatModel(th.ID, model)
 	pg.MustReload()
 	pg.MustWaitLoad()
 	waitJS(t, pg, `(m) => document.querySelector('#chat-header .model-input').value === m`, model)

@@ -38,19 +38,26 @@ func phoneChat(t *testing.T, p *parley, w int) (string, *rod.Page) {
 	pg.MustElement("#draft").MustInput("hello")
 	pg.MustElement("#send").MustClick()
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
-	if _, err := p.In.Runtime.UpdateThreadMetadata(context.Background(), th.ID, func(meta map[string]any) error {
-		for k, v := range chat.Metadata(chat.Settings{Model: longModel}) {
-			meta[k] = v
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p.setChatModel(th.ID, longModel)
 	pg.MustReload()
 	pg.MustWaitLoad()
 	waitJS(t, pg, `(m) => document.querySelector('#chat-header .model-input').value === m`, longModel)
 	waitJS(t, pg, `() => document.querySelector('#thread-usage').textContent.trim() !== ''`)
 	return th.ID, pg
+}
+
+// setChatModel makes model the chat's own, as the header's model box does
+// but without checking it can be opened.
+func (p *parley) setChatModel(threadID, model string) {
+	p.t.Helper()
+	if _, err := p.In.Runtime.UpdateThreadMetadata(context.Background(), threadID, func(meta map[string]any) error {
+		for k, v := range chat.Metadata(chat.Settings{Model: model}) {
+			meta[k] = v
+		}
+		return nil
+	}); err != nil {
+		p.t.Fatal(err)
+	}
 }
 
 // sized sets the page's viewport to a window w px wide; a phone's is

@@ -164,7 +164,7 @@ func TestThreadWorkspace(t *testing.T) {
 	bad := filepath.Join(other, "<img src=x onerror=alert(1)>")
 	pg.MustElement("#workspace-dialog input[name=path]").MustSelectAllText().MustInput(bad)
 	pg.Keyboard.MustType(input.Enter)
-	waitJS(t, pg, `() => document.querySelector('#workspace-dialog .workspace-error')?.textContent.includes('is not a folder that exists')`)
+	waitJS(t, pg, `() => document.querySelector('#workspace-dialog .dialog-error')?.textContent.includes('is not a folder that exists')`)
 	if pg.MustHas("#workspace-dialog img") || !pg.MustElement("#workspace-dialog").MustProperty("open").Bool() {
 		t.Fatal("a refused folder closed the dialog or reached it as markup")
 	}

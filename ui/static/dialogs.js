@@ -9,87 +9,59 @@
   const UNDO_MS = 6000; // how long the toast offers Undo; the server keeps 10 s
   const PENDING = "parley-undo"; // sessionStorage: a toast that outlives a page change
 
-  // --- Rename ---
-  let renameURL = "";
-  document.addEventListener("click", (e) => {
-    const btn = e.target instanceof Element && e.target.closest("#sidebar .thread .rename[data-rename]");
-    if (!btn) return;
-    e.preventDefault();
-    const dlg = document.getElementById("rename-dialog");
-    if (!dlg) return;
-    renameURL = btn.dataset.rename;
-    const input = dlg.querySelector("input[name=title]");
-    dlg.querySelector(".rename-error").textContent = "";
-    input.value = btn.dataset.title || "";
-    dlg.showModal();
-    input.focus();
-    input.select();
+  // --- One-field dialogs: renaming a chat, its folder ---
+  // opener: what opens the dialog; url and value: the opener's POST address
+  // and the field's first value; name: the field, which is the JSON body's
+  // one key; refused: what a refusal's reason is prefixed with.
+  function fieldDialog({ opener, dialog, name, url, value, refused }) {
+    let postTo = "";
+    document.addEventListener("click", (e) => {
+      const btn = e.target instanceof Element && e.target.closest(opener);
+      if (!btn) return;
+      e.preventDefault();
+      const dlg = document.getElementById(dialog);
+      if (!dlg) return;
+      postTo = url(btn);
+      const input = dlg.querySelector(`input[name=${name}]`);
+      dlg.querySelector(".dialog-error").textContent = "";
+      input.value = value(btn) || "";
+      dlg.showModal();
+      input.focus();
+      input.select();
+    });
+    document.addEventListener("click", (e) => {
+      if (e.target instanceof Element && e.target.closest(`#${dialog} .dialog-cancel`)) {
+        document.getElementById(dialog)?.close();
+      }
+    });
+    document.addEventListener("submit", async (e) => {
+      const dlg = e.target.closest?.(`#${dialog}`);
+      if (!dlg) return;
+      e.preventDefault();
+      const v = dlg.querySelector(`input[name=${name}]`).value.trim();
+      if (!v) return;
+      try {
+        const res = await fetch(postTo, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ [name]: v }),
+        });
+        if (!res.ok) throw new Error((await res.text()).trim() || res.statusText);
+        dlg.close();
+      } catch (ex) {
+        dlg.querySelector(".dialog-error").textContent = refused + ex.message;
+      }
+    }, true);
+  }
+  fieldDialog({
+    opener: "#sidebar .thread .rename[data-rename]", dialog: "rename-dialog", name: "title",
+    url: (b) => b.dataset.rename, value: (b) => b.dataset.title, refused: "Not renamed: ",
   });
-  document.addEventListener("click", (e) => {
-    if (e.target instanceof Element && e.target.closest("#rename-dialog .rename-cancel")) {
-      document.getElementById("rename-dialog")?.close();
-    }
+  // The chat's folder, where no native picker is.
+  fieldDialog({
+    opener: "#workspace[data-workspace-url]", dialog: "workspace-dialog", name: "path",
+    url: (b) => b.dataset.workspaceUrl, value: (b) => b.dataset.workspace, refused: "",
   });
-  document.addEventListener("submit", async (e) => {
-    const dlg = e.target.closest?.("#rename-dialog");
-    if (!dlg) return;
-    e.preventDefault();
-    const title = dlg.querySelector("input[name=title]").value.trim();
-    if (!title) return;
-    const err = dlg.querySelector(".rename-error");
-    try {
-      const res = await fetch(renameURL, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ title }),
-      });
-      if (!res.ok) throw new Error((await res.text()).trim() || res.statusText);
-      dlg.close();
-    } catch (ex) {
-      err.textContent = "Not renamed: " + ex.message;
-    }
-  }, true);
-
-  // --- The chat's folder (where no native picker is) ---
-  let workspaceURL = "";
-  document.addEventListener("click", (e) => {
-    const btn = e.target instanceof Element && e.target.closest("#workspace[data-workspace-url]");
-    if (!btn) return;
-    e.preventDefault();
-    const dlg = document.getElementById("workspace-dialog");
-    if (!dlg) return;
-    workspaceURL = btn.dataset.workspaceUrl;
-    const input = dlg.querySelector("input[name=path]");
-    dlg.querySelector(".workspace-error").textContent = "";
-    input.value = btn.dataset.workspace || "";
-    dlg.showModal();
-    input.focus();
-    input.select();
-  });
-  document.addEventListener("click", (e) => {
-    if (e.target instanceof Element && e.target.closest("#workspace-dialog .workspace-cancel")) {
-      document.getElementById("workspace-dialog")?.close();
-    }
-  });
-  document.addEventListener("submit", async (e) => {
-    const dlg = e.target.closest?.("#workspace-dialog");
-    if (!dlg) return;
-    e.preventDefault();
-    const path = dlg.querySelector("input[name=path]").value.trim();
-    if (!path) return;
-    const err = dlg.querySelector(".workspace-error");
-    try {
-      const res = await fetch(workspaceURL, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ path }),
-      });
-      if (!res.ok) throw new Error((await res.text()).trim() || res.statusText);
-      dlg.close();
-    } catch (ex) {
-      err.textContent = ex.message;
-    }
-  }, true);
 
   // --- Delete with Undo ---
   function toast(text, undo) {
