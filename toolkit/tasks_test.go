@@ -127,8 +127,8 @@ func TestTaskSlug(t *testing.T) {
 		{"!!!", ""},
 		{"", ""},
 		{strings.Repeat("a", 60), strings.Repeat("a", 48)},
-		{strings.Repeat("ab ", 30), strings.Repeat("ab_", 15) + "ab"}, // 48th place is a separator
-		{a47 + " bc", a47}, // the separator lands on the 48th place: dropped
+		{strings.Repeat("ab ", 30), strings.Repeat("ab_", 16)}, // 48th place is a separator: kept, as Mastra's
+		{a47 + " bc", a47 + "_"},                               // the separator lands on the 48th place: kept
 		{a47 + "b cd", a47 + "b"},
 		{strings.Repeat("a", 46) + " bcd", strings.Repeat("a", 46) + "_b"},
 	} {
