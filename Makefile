@@ -6,7 +6,7 @@ DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3f
 DESKTOP_TAGS     := desktop,production,webkit2_41
 GO               ?= go
 
-.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli axe deps dist
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli axe deps dist temml
 
 # The Datastar client comes from its Go module, checked, never committed.
 assets: ui/static/datastar.js
@@ -16,6 +16,25 @@ ui/static/datastar.js:
 	test -n "$$dir" || { echo "could not download github.com/starfederation/datastar@$(DATASTAR_VERSION)"; exit 1; }; \
 	echo "$(DATASTAR_SHA256)  $$dir/bundles/datastar.js" | sha256sum --check --quiet - || { echo "datastar.js checksum mismatch"; exit 1; }; \
 	install -m 0644 "$$dir/bundles/datastar.js" $@
+
+# Temml (TeX to MathML, run by ui/markdown/temml.go) is committed, so that
+# building needs nothing but Go. `make temml` fetches the pinned release
+# again, checks the tarball against npm's integrity for it, and copies the
+# converter, its licence and its stylesheet (ui/markdown's test checks the
+# converter's sha256 against the one temml.go names).
+TEMML_VERSION   := 0.13.5
+TEMML_INTEGRITY := sha512-aPkDDgunanpLNL0ql32HbolqLep+w8DRcVXRql7rWrMt/PhczdLgL4UBYYVU3BYjCNjkGq4EqwIicu/zWr1iOg==
+
+temml:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd "$$tmp" && npm pack --silent temml@$(TEMML_VERSION) >/dev/null) && \
+	got="sha512-$$(openssl dgst -sha512 -binary "$$tmp/temml-$(TEMML_VERSION).tgz" | base64 -w0)" && \
+	{ test "$$got" = "$(TEMML_INTEGRITY)" || { echo "temml $(TEMML_VERSION): tarball integrity mismatch"; exit 1; }; } && \
+	tar -xzf "$$tmp/temml-$(TEMML_VERSION).tgz" -C "$$tmp" && \
+	install -m 0644 "$$tmp/package/dist/temml.min.js" "$$tmp/package/LICENSE" ui/markdown/temml/ && \
+	install -m 0644 "$$tmp/package/dist/Temml-Local.css" ui/static/temml.css && \
+	install -m 0644 "$$tmp/package/dist/Temml.woff2" ui/static/Temml.woff2 && \
+	echo "temml $(TEMML_VERSION) copied; check git diff"
 
 # The real mastra CLI (npm), an external client of the JSON API in the e2e
 # tests; its exact version is pinned by e2e/mastracli/package-lock.json.

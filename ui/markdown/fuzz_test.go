@@ -59,6 +59,10 @@ var xssSeeds = []string{
 	"| a |\n|---|\n| <img src=x onerror=alert(1)> |",
 	`<div class="code-bar"><span class="code-lang">`,
 	"`<script>`",
+	`$\text{<script>alert(1)</script>}$ and $$\mathrm{"><img src=x onerror=alert(1)>}$$`,
+	"$$\n\\href{javascript:alert(1)}{x} \\url{javascript:alert(1)}\n$$",
+	"```math\n</math><img src=x onerror=alert(1)>\n```",
+	`$\style{background:url(javascript:alert(1))}{x}$ $\class{copy}{x}$ $\htmlId{draft}{x}$`,
 }
 
 func FuzzRender(f *testing.F) {
@@ -95,6 +99,12 @@ var renderedTags = map[string]bool{
 	"input": true, "div": true, "span": true, "button": true,
 }
 
+func init() {
+	for _, m := range mathElements {
+		renderedTags[m] = true
+	}
+}
+
 // urlAttrs are attributes a browser may follow or evaluate as a URL.
 var urlAttrs = map[string]bool{
 	"href": true, "src": true, "action": true, "formaction": true, "xlink:href": true, "style": true,
@@ -127,7 +137,7 @@ func checkSafe(t *testing.T, out string) {
 			if strings.HasPrefix(key, "on") {
 				t.Fatalf("event handler attribute %s on <%s>:\n%s", a.Key, tok.Data, out)
 			}
-			if urlAttrs[key] && dangerousURL(a.Val) {
+			if urlAttrs[key] && (dangerousURL(a.Val) || strings.Contains(strings.ToLower(a.Val), "url(")) {
 				t.Fatalf("dangerous %s=%q on <%s>:\n%s", a.Key, a.Val, tok.Data, out)
 			}
 		}

@@ -12,6 +12,8 @@
 //   - Images are never loaded: ![alt](url) renders as a link to url. Remote
 //     images in model output are the classic exfiltration channel for prompt
 //     injection (the URL carries the data and loads without a click).
+//   - Math ($…$, $$…$$, ```math) becomes MathML on the server (math.go,
+//     temml.go); TeX that cannot be converted shows as its escaped source.
 //   - Code blocks are wrapped for a copy button (see [CodeCSS] for colours);
 //     the page's own script handles clicks on .copy.
 //   - Everything goldmark and chroma produce passes through a bluemonday
@@ -93,10 +95,15 @@ func newMarkdown() goldmark.Markdown {
 			inlines = append(inlines, v)
 		}
 	}
+	// Math (math.go): $$ blocks before fenced code (700), $…$ after code
+	// spans (100), so `$x$` stays code; ```math fences become math after parsing.
+	blocks = append(blocks, util.Prioritized(blockMath{}, 650))
+	inlines = append(inlines, util.Prioritized(inlineMath{}, 150))
 	p := parser.NewParser(
 		parser.WithBlockParsers(blocks...),
 		parser.WithInlineParsers(inlines...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithASTTransformers(util.Prioritized(mathFences{}, 100)),
 	)
 	return goldmark.New(
 		goldmark.WithParser(p),
@@ -127,6 +134,8 @@ func (nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindImage, renderImage)
 	reg.Register(ast.KindCodeBlock, renderCodeBlock)
 	reg.Register(ast.KindFencedCodeBlock, renderCodeBlock)
+	reg.Register(KindMath, renderMath)
+	reg.Register(KindMathBlock, renderMathBlock)
 }
 
 // A link with a URL we would drop anyway renders as its text alone, rather
