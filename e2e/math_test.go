@@ -87,4 +87,11 @@ func TestMathRendersAsMathML(t *testing.T) {
 		t.Fatalf("at 390 px the wide formula should scroll in its block, not the page: %s", wide)
 	}
 	pg.MustScreenshot(artifact("math-390.png"))
+
+	// Formulas and their errors pass axe, light and dark, at every width.
+	a := newAuditor(t)
+	a.screen(pg, "math", "")
+	if len(a.failed) > 0 {
+		t.Fatalf("accessibility violations:\n%s", strings.Join(a.failed, "\n"))
+	}
 }

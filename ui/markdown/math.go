@@ -224,7 +224,8 @@ func renderMathBlock(w util.BufWriter, src []byte, node ast.Node, entering bool)
 
 // mathHTML is the MathML for tex, or its source shown as code when it cannot
 // be rendered. Display math comes in a block that scrolls sideways on its
-// own when it is wider than the reply.
+// own when it is wider than the reply, and takes the focus so that a
+// keyboard can scroll it.
 func mathHTML(tex string, display bool) string {
 	key := "i"
 	if display {
@@ -242,7 +243,7 @@ func mathHTML(tex string, display bool) string {
 	case err != nil:
 		s = `<code class="math-error" title="` + html.EscapeString(err.Error()) + `">` + html.EscapeString("$"+tex+"$") + `</code>`
 	case display:
-		s = `<div class="math-display">` + mathml + `</div>`
+		s = `<div class="math-display" tabindex="0">` + mathml + `</div>`
 	default:
 		s = mathml
 	}

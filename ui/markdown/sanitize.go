@@ -100,6 +100,7 @@ func allowMathML(p *bluemonday.Policy) {
 	p.AllowStyles("math-depth").Matching(regexp.MustCompile(`^[0-9]$`)).OnElements(onMath...)
 
 	p.AllowAttrs("class").Matching(exactly("math-display")).OnElements("div")
+	p.AllowAttrs("tabindex").Matching(exactly("0")).OnElements("div")
 	p.AllowAttrs("class").Matching(exactly("math-error")).OnElements("code", "pre")
 	p.AllowAttrs("title").OnElements("code", "pre")
 }
