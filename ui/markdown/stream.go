@@ -231,6 +231,20 @@ func isCode(n ast.Node) bool {
 // highlighting costs about 3 ms per KiB.
 const highlightLimit = 64 << 10
 
+// liveHighlight is the most new code of an open block that one frame
+// highlights line by line. A model writes a few lines per frame, which are
+// coloured as they come; a frame bringing more (a page catching up on a
+// reply written faster than it is shown) gets them as plain text, because
+// the block is highlighted whole when it closes anyway (a token may span
+// lines), and highlighting a flood twice was most of its cost.
+const liveHighlight = 1 << 10
+
+// plainMax bounds the code of a block that may go out plain: closing it
+// replaces it with its highlighted HTML, which must stay about one frame's
+// worth (a larger block is highlighted as it comes, and a block that
+// outgrows this bound has its plain lines highlighted then).
+const plainMax = 8 << 10
+
 // openCode is a top-level code block still being written.
 type openCode struct {
 	fence  []byte // the opening fence line, nil for an indented block
@@ -242,6 +256,7 @@ type openCode struct {
 	hl     bool // highlighted (lang known and the code within highlightLimit)
 	size   int  // bytes of code on the page
 	body   strings.Builder
+	plain  bool   // some lines of a highlighted block went out plain (liveHighlight)
 	tail   string // the tail span's content as sent
 }
 
@@ -330,7 +345,8 @@ func (s *Stream) codeLines(final bool) []Op {
 	var ops []Op
 	if send > c.next {
 		code := s.codeText(src[c.next:send])
-		if c.hl && c.size+len(code) > highlightLimit {
+		switch {
+		case c.hl && c.size+len(code) > highlightLimit:
 			// Too big to highlight: show what is there as plain text.
 			c.hl = false
 			c.body.Reset()
@@ -339,7 +355,25 @@ func (s *Stream) codeLines(final bool) []Op {
 			body := codeHTML(codeBlock{code: all})
 			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, body, true))})
 			c.tail = ""
-		} else {
+		case c.hl && closed && (c.plain || c.size+len(code) <= plainMax):
+			// Highlighted with the whole block below.
+			c.size += len(code)
+			c.plain = true
+		case c.hl && !closed && c.size+len(code) <= plainMax && len(code) > liveHighlight:
+			c.size += len(code)
+			c.plain = true
+			ops = append(ops, Op{Before, s.tailID(), codeHTML(codeBlock{code: code})})
+		case c.plain && !closed:
+			// Grown past plainMax: the block so far is highlighted once,
+			// so that closing it replaces no more than one frame's worth.
+			all := s.codeText(src[c.fence0():send])
+			body := codeHTML(codeBlock{lang: c.lang, code: all})
+			c.size, c.plain = len(all), false
+			c.body.Reset()
+			c.body.WriteString(body)
+			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, body, true))})
+			c.tail = ""
+		default:
 			lang := ""
 			if c.hl {
 				lang = c.lang
@@ -373,9 +407,9 @@ func (s *Stream) codeLines(final bool) []Op {
 	if c.hl {
 		code := s.codeText(src[c.fence0():send])
 		final := codeHTML(codeBlock{lang: c.lang, code: code, final: true})
-		if final != c.body.String() {
-			// A token that spans lines (a raw string, a block comment)
-			// highlights differently line by line.
+		if c.plain || final != c.body.String() {
+			// Lines went out plain, or a token that spans lines (a raw
+			// string, a block comment) highlights differently line by line.
 			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, final, false))})
 		}
 	}

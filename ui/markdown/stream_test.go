@@ -200,6 +200,66 @@ func TestStreamCodeOverHighlightLimit(t *testing.T) {
 	}
 }
 
+// A highlighted block that comes in floods (frames of many lines, as when
+// a page catches up) goes out plain and is highlighted once when it closes;
+// one that outgrows plainMax is highlighted then, so that closing it
+// replaces little. Either way the page ends as Render shows it.
+func TestStreamCodeFlood(t *testing.T) {
+	block := func(size int) string {
+		var doc strings.Builder
+		doc.WriteString("Code:\n\n```go\nvar s = `raw\nstring`\n")
+		for i := 0; doc.Len() < size; i++ {
+			fmt.Fprintf(&doc, "\tx%06d := compute(%d) // line %d\n", i, i, i)
+		}
+		return doc.String() + "```\n\nDone.\n"
+	}
+	for _, c := range []struct {
+		name       string
+		size, step int
+	}{
+		{"small, one frame", 600, 4096},
+		{"small, floods", 4 << 10, 2 << 10},
+		{"large, floods", 40 << 10, 2 << 10},
+		{"large, floods then lines", 40 << 10, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := block(c.size)
+			p := newPage(t, "m-p0")
+			largest, plain := 0, false
+			for k := 0; k < len(src); {
+				step := c.step
+				if step == 0 { // floods, then a model's pace
+					step = 2 << 10
+					if k > 6<<10 {
+						step = 32
+					}
+				}
+				k = min(k+step, len(src))
+				ops := p.s.Next(src[:k])
+				for _, op := range ops {
+					largest = max(largest, len(op.HTML))
+					if op.Mode == Before && strings.HasSuffix(op.ID, "-tail") && !strings.Contains(op.HTML, "<span") {
+						plain = true
+					}
+				}
+				p.apply(ops)
+			}
+			p.apply(p.s.Finish(src))
+			if got, want := p.html(), normal(t, Render(src)); got != want {
+				t.Fatalf("the page differs from Render:\n got %s\nwant %s", got, want)
+			}
+			if c.step > liveHighlight && c.size > 1000 && !plain {
+				t.Error("no frame of the flood went out plain")
+			}
+			// A frame carries at most about plainMax of code (as HTML, some
+			// six times its size when highlighted).
+			if largest > 8*plainMax {
+				t.Errorf("a frame sent %d bytes", largest)
+			}
+		})
+	}
+}
+
 func FuzzStream(f *testing.F) {
 	for _, doc := range streamCorpus {
 		f.Add(doc, uint8(7))
