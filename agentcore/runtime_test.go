@@ -23,7 +23,7 @@ func newRuntime(t *testing.T) (*agentcore.Runtime, *scripted.Server) {
 }
 
 // newRuntimeDB is newRuntime that also returns its store.
-func newRuntimeDB(t *testing.T) (*agentcore.Runtime, *scripted.Server, *storage.DB) {
+func newRuntimeDB(t testing.TB) (*agentcore.Runtime, *scripted.Server, *storage.DB) {
 	t.Helper()
 	srv := scripted.NewServer()
 	t.Cleanup(srv.Close)

@@ -128,19 +128,22 @@ func dsn(path string, writer bool) string {
 func recoverInterrupted(ctx context.Context, w *sql.DB) (Recovery, error) {
 	var r Recovery
 	err := inTx(ctx, w, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET status = ? WHERE status = ?`,
-			agentcore.StatusInterrupted, agentcore.StatusStreaming)
+		// An interrupted reply is indexed as it was stored (index.go).
+		pks, err := returnedPKs(tx.QueryContext(ctx, `UPDATE messages SET status = ?, `+usageSet(`content -> '$.metadata'`)+`
+			WHERE status = ? RETURNING pk`, agentcore.StatusInterrupted, agentcore.StatusStreaming))
+		if err == nil {
+			err = indexStored(ctx, tx, pks)
+		}
 		if err != nil {
 			return fmt.Errorf("mark streaming messages interrupted: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		r.Messages = int(n)
-		res, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status = ?`,
+		r.Messages = len(pks)
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status = ?`,
 			agentcore.RunFailed, InterruptedRunError, ms(now()), agentcore.RunRunning)
 		if err != nil {
 			return fmt.Errorf("mark running runs failed: %w", err)
 		}
-		n, _ = res.RowsAffected()
+		n, _ := res.RowsAffected()
 		r.Runs = int(n)
 		// A message that waited for a run that never read it stays in
 		// the thread as sent: the next run reads it with the rest.

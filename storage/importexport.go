@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -97,7 +96,7 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = t.CreatedAt
 		}
-		content, err := json.Marshal(m.Content)
+		content, err := encodeContent(m.Content)
 		if err != nil {
 			return agentcore.Thread{}, fmt.Errorf("message %d: encode content: %w", i+1, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"parley/agentcore"
@@ -28,7 +29,7 @@ func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore
 	if m.Status == "" {
 		m.Status = agentcore.StatusComplete
 	}
-	content, err := json.Marshal(m.Content)
+	content, err := encodeContent(m.Content)
 	if err != nil {
 		return agentcore.Message{}, fmt.Errorf("append message to thread %s: encode content: %w", m.ThreadID, err)
 	}
@@ -56,19 +57,37 @@ func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore
 }
 
 // UpdateMessage replaces the content and status of a message; an empty
-// status means complete. Streaming runs call it many times per message.
+// status means complete. Streaming runs call it many times per message;
+// the write that ends the streaming also fills the message's usage columns
+// and its search entry (index.go), from c.
 func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content, s agentcore.MessageStatus) error {
 	if s == "" {
 		s = agentcore.StatusComplete
 	}
-	content, err := json.Marshal(c)
+	content, err := encodeContent(c)
 	if err != nil {
 		return fmt.Errorf("update message %s: encode content: %w", id, err)
 	}
 	// The driver copies the text while it executes: the JSON is not copied
 	// into a Go string first (a whole reply's worth on every write).
-	err = affected(db.writer.ExecContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ?`,
-		unsafe.String(unsafe.SliceData(content), len(content)), s, id))
+	text := unsafe.String(unsafe.SliceData(content), len(content))
+	if s == agentcore.StatusStreaming {
+		err = affected(db.writer.ExecContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ?`, text, s, id))
+	} else {
+		err = db.write(ctx, func(tx *sql.Tx) error {
+			md, err := json.Marshal(c.Metadata)
+			if err != nil {
+				return fmt.Errorf("encode metadata: %w", err)
+			}
+			var pk int64
+			err = tx.QueryRowContext(ctx, `UPDATE messages SET content = ?, status = ?, `+usageSet("?")+`
+				WHERE id = ? RETURNING pk`, text, s, string(md), id).Scan(&pk)
+			if err != nil {
+				return notFound(err)
+			}
+			return setSearchDoc(ctx, tx, pk, c)
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", id, err)
 	}
@@ -80,7 +99,7 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 // few bytes where UpdateMessage writes the whole reply, so it can still land
 // when the disk had no room for that.
 func (db *DB) MarkMessage(ctx context.Context, id string, s agentcore.MessageStatus, meta map[string]string) error {
-	set, args := "content", []any{s}
+	set, args := "content", []any(nil)
 	if len(meta) > 0 {
 		set = "json_set(content"
 		for _, k := range slices.Sorted(maps.Keys(meta)) {
@@ -89,8 +108,24 @@ func (db *DB) MarkMessage(ctx context.Context, id string, s agentcore.MessageSta
 		}
 		set += ")"
 	}
-	args = append(args, id)
-	if err := affected(db.writer.ExecContext(ctx, `UPDATE messages SET status = ?, content = `+set+` WHERE id = ?`, args...)); err != nil {
+	// The usage columns come from the metadata as marked: its arguments
+	// twice, once for the content and once for the columns.
+	all := append(append(append([]any{s}, args...), args...), id)
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		pks, err := returnedPKs(tx.QueryContext(ctx, `UPDATE messages SET status = ?, content = `+set+`, `+
+			usageSet(set+` -> '$.metadata'`)+` WHERE id = ? RETURNING pk`, all...))
+		if err != nil {
+			return err
+		}
+		if len(pks) == 0 {
+			return agentcore.ErrNotFound
+		}
+		if s == agentcore.StatusStreaming {
+			return nil
+		}
+		return indexStored(ctx, tx, pks)
+	})
+	if err != nil {
 		return fmt.Errorf("mark message %s %s: %w", id, s, err)
 	}
 	return nil
@@ -178,9 +213,51 @@ func scanMessage(s scanner) (agentcore.Message, error) {
 		&created, &m.Type); err != nil {
 		return agentcore.Message{}, err
 	}
-	if err := json.Unmarshal(content, &m.Content); err != nil {
+	if err := decodeContent(content, &m.Content); err != nil {
 		return agentcore.Message{}, fmt.Errorf("message %s content: %w", m.ID, err)
 	}
 	m.CreatedAt = fromMS(created)
 	return m, nil
+}
+
+// decodeContent reads stored content into c (encodeContent).
+func decodeContent(b []byte, c *agentcore.Content) error {
+	if err := json.Unmarshal(b, c); err != nil {
+		return err
+	}
+	if c.Content == "" {
+		c.Content = partsText(*c, "")
+	}
+	return nil
+}
+
+// partsText is the text of c's text parts, one after the other: like, a
+// string that may already be it (then it is returned, not a copy), or "".
+func partsText(c agentcore.Content, like string) string {
+	var n, parts int
+	var one string
+	rest, same := like, true
+	for _, p := range c.Parts {
+		if p.Type != "text" || p.Text == "" {
+			continue
+		}
+		n, parts, one = n+len(p.Text), parts+1, p.Text
+		if same = same && strings.HasPrefix(rest, p.Text); same {
+			rest = rest[len(p.Text):]
+		}
+	}
+	switch {
+	case same && rest == "":
+		return like
+	case parts == 1:
+		return one
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range c.Parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
