@@ -84,6 +84,7 @@ func (s *Server) mcpRoutes(mux *http.ServeMux) {
 		}
 		h.ServeHTTP(w, r)
 	})
+	s.mcpRegistryRoutes(mux, asks) // Mastra's /api/mcp/v0/servers, /api/mcp/parley/tools…
 	mux.HandleFunc("GET /mcp/asks/{thread}/{id}", s.askPage(asks))
 	mux.HandleFunc("POST /mcp/asks/{thread}/{id}", s.askAnswer(asks))
 }

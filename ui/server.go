@@ -164,7 +164,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /banner/low-disk/dismiss", s.dismissLowDisk)
 	s.settingsRoutes(mux)
 	s.apiRoutes(mux)
-	s.mcpRoutes(mux) // MCP's streamable HTTP and the page that answers its asks
+	s.registryRoutes(mux) // memory search and status, working memory, workflows
+	s.observeRoutes(mux)  // traces, logs, metrics, scores, feedback, datasets
+	s.mcpRoutes(mux)      // MCP's streamable HTTP and the page that answers its asks
 	return s.guard(s.themed(mux))
 }
 
