@@ -6,7 +6,7 @@ DATASTAR_SHA256  := 2837d87acf6ee0ba8e4e63765926c25a98d63883b02f88be194a86b81d3f
 DESKTOP_TAGS     := desktop,production,webkit2_41
 GO               ?= go
 
-.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli axe deps dist temml
+.PHONY: assets build desktop run test unit e2e bench generate vet fmt check mastra-cli mastra-oracle axe deps dist temml
 
 # The Datastar client comes from its Go module, checked, never committed.
 assets: ui/static/datastar.js
@@ -44,6 +44,18 @@ mastra-cli: $(MASTRA_CLI_STAMP)
 
 $(MASTRA_CLI_STAMP): e2e/mastracli/package.json e2e/mastracli/package-lock.json
 	npm ci --prefix e2e/mastracli --no-audit --no-fund
+	touch $@
+
+# The real @mastra/core Agent (npm), run beside Parley on the same scripted
+# model by the differential test (e2e/mastra_oracle_test.go); its exact
+# version, the one the pinned CLI installs, is pinned by
+# e2e/mastraoracle/package-lock.json.
+MASTRA_ORACLE_STAMP := e2e/mastraoracle/node_modules/.installed
+
+mastra-oracle: $(MASTRA_ORACLE_STAMP)
+
+$(MASTRA_ORACLE_STAMP): e2e/mastraoracle/package.json e2e/mastraoracle/package-lock.json
+	npm ci --prefix e2e/mastraoracle --no-audit --no-fund
 	touch $@
 
 # axe-core (npm), injected into every screen by the e2e accessibility test;
@@ -107,7 +119,7 @@ fmt:
 # Every test: the system packages first, unit packages in parallel, then the
 # browser e2e suite and the desktop smoke test (under Xvfb) against the real
 # server.
-test: deps check desktop mastra-cli axe
+test: deps check desktop mastra-cli mastra-oracle axe
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
 	$(GO) test -count=1 -timeout 30m ./build/
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
@@ -116,7 +128,7 @@ test: deps check desktop mastra-cli axe
 unit: assets
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
 
-e2e: deps assets desktop mastra-cli axe
+e2e: deps assets desktop mastra-cli mastra-oracle axe
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m -v ./e2e/...
 

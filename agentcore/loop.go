@@ -580,13 +580,14 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 	if c.tool == nil || (r.active != nil && !r.active[c.name] && !resumed) {
 		return errResult(r.unknownTool(c.name))
 	}
-	if err := c.tool.ValidateInput(c.input); err != nil {
-		var se *SchemaError
-		if errors.As(err, &se) {
-			return errResult(fmt.Sprintf("Tool input validation failed for %s. Fix these and call it again:\n- %s\n\nProvided arguments: %s",
-				c.name, strings.Join(se.Problems, "\n- "), c.input))
-		}
-		return errResult(fmt.Sprintf("Tool %s cannot validate its input: %v", c.name, err))
+	// The tool runs with the input Mastra's validation leaves (unknown keys
+	// dropped); the call as the model made it stays as it was.
+	input, invalid, err := c.tool.CheckInput(c.name, c.input)
+	switch {
+	case err != nil:
+		return errResult(err.Error())
+	case invalid != nil:
+		return toolResult{raw: invalid, modelText: jsonText(invalid), isError: true}
 	}
 	tc := &ToolContext{
 		ToolCallID: c.id, ToolName: c.name, AgentID: r.agent.ID, RunID: r.id,
@@ -601,10 +602,9 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 			return c.tool.OnInputAvailable(ctx, InputAvailable{ToolCallID: c.id, Input: c.input, Messages: prompt})
 		})
 	}
-	info := ToolCallInfo{ToolName: c.name, ToolCallID: c.id, Input: c.input, Context: tc, AgentID: r.agent.ID, AgentName: r.agent.Name, Approval: c.approval}
+	info := ToolCallInfo{ToolName: c.name, ToolCallID: c.id, Input: input, Context: tc, AgentID: r.agent.ID, AgentName: r.agent.Name, Approval: c.approval}
 
 	var output any
-	var err error
 	ran := true
 	if r.hooks.BeforeToolCall != nil {
 		var d *ToolDecision
@@ -622,7 +622,7 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 		}
 	}
 	if ran {
-		output, err = runTool(ctx, r.log, c.tool, c.input, tc)
+		output, err = runTool(ctx, r.log, c.tool, input, tc)
 		if r.hooks.AfterToolCall != nil {
 			if herr := safeCall(func() error { return r.hooks.AfterToolCall(ctx, info, output, err) }); herr != nil {
 				r.log.Error("Error calling afterToolCall", "tool", c.name, "err", herr)

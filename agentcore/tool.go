@@ -31,6 +31,11 @@ type Tool struct {
 	// InputSchema. Cancellation arrives through ctx.
 	Execute func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error)
 
+	// Refine checks what InputSchema does not say (zod's refine on the
+	// input): the message of a failed check, reported as a validation error
+	// at the input's root, or "". It runs only on input the schema accepts.
+	Refine func(input json.RawMessage) string
+
 	// ProviderDefined marks a tool the model's provider defines and runs
 	// itself during the model call (ID names which: llm.WebSearch). It
 	// has no Execute, schemas or hooks; it is offered to the model under
@@ -195,6 +200,7 @@ func (t *Tool) WithExecute(execute func(ctx context.Context, input json.RawMessa
 		InputSchema:       t.InputSchema,
 		OutputSchema:      t.OutputSchema,
 		Execute:           execute,
+		Refine:            t.Refine,
 		ProviderDefined:   t.ProviderDefined,
 		ToModelOutput:     t.ToModelOutput,
 		SuspendSchema:     t.SuspendSchema,
@@ -235,16 +241,23 @@ func compileSchema(name string, schema json.RawMessage) (*jsonschema.Schema, err
 	return s, nil
 }
 
-// ValidateInput checks input against the tool's input schema. The error
-// names every failing JSON-pointer path, for the model to correct itself.
+// ValidateInput checks input against the tool's input schema and Refine.
+// The error names every failing JSON-pointer path ("(root)" for Refine's).
 func (t *Tool) ValidateInput(input json.RawMessage) error {
 	if err := t.compile(); err != nil {
 		return err
 	}
-	if t.in == nil {
-		return nil
+	if t.in != nil {
+		if err := validate(t.in, input); err != nil {
+			return err
+		}
 	}
-	return validate(t.in, input)
+	if t.Refine != nil {
+		if msg := t.Refine(input); msg != "" {
+			return &SchemaError{Problems: []string{"(root): " + msg}}
+		}
+	}
+	return nil
 }
 
 // CanSuspend reports whether the tool may suspend for the user.

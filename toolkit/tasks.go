@@ -153,18 +153,14 @@ const (
 		`"status":{"type":"string",` + taskStatusEnum + `,"description":"Current task status"},` +
 		`"activeForm":{"type":"string","minLength":1,"description":"Present continuous form shown during execution (e.g., 'Fixing authentication bug')"}` +
 		`},"required":["content","status","activeForm"],"additionalProperties":false}}},"required":["tasks"],"additionalProperties":false}`
-	// At least one optional field is required too, but that is checked in
-	// Execute: a schema anyOf would reach the model as a generic validation
-	// message instead of Mastra's text.
+	// At least one optional field is required too: Mastra's zod refine, so
+	// not in the schema the model reads (refineTaskUpdate).
 	taskUpdateInputSchema = `{"type":"object","properties":{` +
 		`"id":` + taskIDSchema + `,` +
 		`"content":{"type":"string","minLength":1,"description":"New task description in imperative form"},` +
 		`"status":{"type":"string",` + taskStatusEnum + `,"description":"New task status"},` +
 		`"activeForm":{"type":"string","minLength":1,"description":"New present continuous form shown during execution"}` +
-		`},"required":["id"],"additionalProperties":false,` +
-		// Mastra's refinement (taskNoFieldToUpdate), so that the schema
-		// refuses what the tool would.
-		`"anyOf":[{"required":["content"]},{"required":["status"]},{"required":["activeForm"]}]}`
+		`},"required":["id"],"additionalProperties":false}`
 	taskCompleteInputSchema = `{"type":"object","properties":{"id":` + taskIDSchema + `},"required":["id"],"additionalProperties":false}`
 	taskCheckInputSchema    = `{"type":"object","properties":{},"additionalProperties":false}`
 )
@@ -184,6 +180,7 @@ func TaskTools(store agentcore.StateStore, notify ...TaskNotifier) map[string]*a
 		"task_update": {
 			ID: "task_update", Description: taskUpdateDescription,
 			InputSchema: json.RawMessage(taskUpdateInputSchema), Execute: tt.update,
+			Refine: refineTaskUpdate,
 		},
 		"task_complete": {
 			ID: "task_complete", Description: taskCompleteDescription,
@@ -370,23 +367,37 @@ func (tt *taskTools) mutate(ctx context.Context, tc *agentcore.ToolContext, fail
 	return res
 }
 
-// taskModelOutput shows the model a result's content, as an error when
-// the result is one; the stream, store and UI keep the whole object.
+// taskModelOutput shows the model the whole result as JSON, as Mastra
+// does: content, the tasks with their ids, isError (and task_check's
+// summary and incompleteTasks, which its description tells the model to
+// read).
 func taskModelOutput(output any) agentcore.ModelOutput {
-	var content string
-	var isError bool
+	failed := false
 	switch o := output.(type) {
 	case TaskResult:
-		content, isError = o.Content, o.IsError
+		failed = o.IsError
 	case TaskCheckResult:
-		content, isError = o.Content, o.IsError
-	default: // e.g. a beforeToolCall hook answered instead of the tool
-		return agentcore.ModelOutput{Type: "json", Value: output}
+		failed = o.IsError
 	}
-	if isError {
-		return agentcore.ModelOutput{Type: "error-text", Value: content}
+	if failed { // the same JSON; the card shows the call failed
+		return agentcore.ModelOutput{Type: "error-json", Value: output}
 	}
-	return agentcore.ModelOutput{Type: "text", Value: content}
+	return agentcore.ModelOutput{Type: "json", Value: output}
+}
+
+// refineTaskUpdate is Mastra's refinement of task_update's input: a change
+// needs at least one field to change.
+func refineTaskUpdate(input json.RawMessage) string {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	for _, f := range []string{"content", "status", "activeForm"} {
+		if _, ok := in[f]; ok {
+			return ""
+		}
+	}
+	return taskNoFieldToUpdate
 }
 
 // assignTaskIDs gives every task of a task_write an id (Mastra's

@@ -32,11 +32,12 @@ const taskStateInstructions = "Task list state may appear in the conversation as
 // difference as a state signal, a full <current-task-list> snapshot or a
 // <task-list-update> delta.
 //
-// Mastra keeps signals as messages of the thread, so once emitted they stay
-// in its window. Parley builds the prompt afresh for every model call, so
-// the processor keeps the signal history (the last snapshot and the deltas
-// since) in the thread's state and appends all of it, as user messages
-// after the prompt, on every call.
+// Mastra keeps signals as messages of the thread, each where it happened,
+// so the prompt only ever grows at its end and a provider's prompt cache
+// holds. Parley builds the prompt afresh for every model call, so the
+// processor keeps every signal it has shown in the thread's state with its
+// place (after how many of the conversation's messages it was emitted) and
+// puts each back there on every call.
 //
 // It assumes one run at a time per thread, as Parley's runtime guarantees:
 // the signal history is read, extended and written back without a lock.
@@ -52,11 +53,25 @@ func NewTaskStateProcessor(store agentcore.StateStore) *TaskStateProcessor {
 	return &TaskStateProcessor{store: store}
 }
 
-// taskSignals is the signal history of one thread, as stored.
+// taskSignals is the signal history of one thread, as stored: the latest
+// snapshot and the deltas since it (what the model believes), and every
+// signal shown, in order, with its place.
 type taskSignals struct {
 	Snapshot *taskSnapshot `json:"snapshot,omitempty"`
 	Deltas   []taskDelta   `json:"deltas"`
+	Shown    []shownSignal `json:"shown,omitempty"`
 }
+
+// shownSignal is one signal as the model read it, after the first At
+// messages of the conversation (system messages not counted).
+type shownSignal struct {
+	At  int    `json:"at"`
+	XML string `json:"xml"`
+}
+
+// maxShownSignals bounds the signals kept: past it the oldest are dropped
+// (the latest snapshot and the deltas since are always among the kept).
+const maxShownSignals = 200
 
 type taskSnapshot struct {
 	Tasks    []Task `json:"tasks"`
@@ -97,7 +112,23 @@ func (p *TaskStateProcessor) ProcessInput(ctx context.Context, in agentcore.Proc
 			return nil, fmt.Errorf("decode task list of thread %s: %w", in.ThreadID, err)
 		}
 	}
+	at := 0
+	for _, m := range in.Messages {
+		if m.Role != llm.RoleSystem {
+			at++
+		}
+	}
+	if sig.Snapshot != nil && len(sig.Shown) == 0 {
+		// Kept before signals had places: shown from here on.
+		for _, xml := range sig.render() {
+			sig.Shown = append(sig.Shown, shownSignal{At: at, XML: xml})
+		}
+	}
 	if next, changed := sig.next(current, stored); changed {
+		next.Shown = append(slices.Clip(sig.Shown), shownSignal{At: at, XML: next.latest()})
+		if extra := len(next.Shown) - maxShownSignals; extra > 0 {
+			next.Shown = next.Shown[extra:]
+		}
 		b, err := json.Marshal(next)
 		if err != nil {
 			return nil, fmt.Errorf("encode task signals: %w", err)
@@ -107,10 +138,35 @@ func (p *TaskStateProcessor) ProcessInput(ctx context.Context, in agentcore.Proc
 		}
 		sig = next
 	}
-	for _, xml := range sig.render() {
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Text: xml})
+	return placeSignals(msgs, sig.Shown), nil
+}
+
+// placeSignals puts each signal into msgs as a user message after the
+// first At messages that are not system messages; a place past the end
+// (a conversation shortened since) is the end.
+func placeSignals(msgs []llm.Message, shown []shownSignal) []llm.Message {
+	if len(shown) == 0 {
+		return msgs
 	}
-	return msgs, nil
+	out := make([]llm.Message, 0, len(msgs)+len(shown))
+	next, seen := 0, 0
+	emit := func() {
+		for next < len(shown) && shown[next].At <= seen {
+			out = append(out, llm.Message{Role: llm.RoleUser, Text: shown[next].XML})
+			next++
+		}
+	}
+	for _, m := range msgs {
+		if m.Role != llm.RoleSystem {
+			emit()
+			seen++
+		}
+		out = append(out, m)
+	}
+	for ; next < len(shown); next++ {
+		out = append(out, llm.Message{Role: llm.RoleUser, Text: shown[next].XML})
+	}
+	return out
 }
 
 func (p *TaskStateProcessor) loadSignals(ctx context.Context, threadID string) (taskSignals, error) {
@@ -174,6 +230,15 @@ func (s taskSignals) next(current []Task, stored bool) (next taskSignals, change
 		return taskSignals{Snapshot: &taskSnapshot{Tasks: snap, CacheKey: taskListCacheKey(snap)}}, true
 	}
 	return taskSignals{Snapshot: s.Snapshot, Deltas: append(slices.Clone(s.Deltas), taskDelta{Ops: ops})}, true
+}
+
+// latest is the newest signal as the model reads it: the last delta, or
+// the snapshot when there is none since.
+func (s taskSignals) latest() string {
+	if n := len(s.Deltas); n > 0 {
+		return renderSignal("task-list-update", "changes", len(s.Deltas[n-1].Ops), renderTaskOps(s.Deltas[n-1].Ops))
+	}
+	return renderSignal("current-task-list", "count", len(s.Snapshot.Tasks), renderTaskList(s.Snapshot.Tasks))
 }
 
 // render is the history as the model reads it: the snapshot, then each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,15 +164,18 @@ func TestTaskStateResnapshot(t *testing.T) {
 	p := NewTaskStateProcessor(e.db)
 	e.seed(t, task("a", "A", TaskPending))
 	e.process(t, p)
+	var before []string
 	for i := range taskDeltaSnapshotCap {
 		e.seed(t, task("a", "A", TaskPending), task("x", strings.Repeat("x", i+1), TaskPending))
-		if got := e.process(t, p); len(got) != i+2 {
-			t.Fatalf("change %d: %d signals, want the snapshot and %d deltas", i+1, len(got), i+1)
+		if before = e.process(t, p); len(before) != i+2 {
+			t.Fatalf("change %d: %d signals, want the snapshot and %d deltas", i+1, len(before), i+1)
 		}
 	}
-	// The eleventh change comes as a fresh snapshot: here, of an empty list.
+	// The eleventh change comes as a fresh snapshot (here, of an empty
+	// list), after the signals already shown: the prompt only grows, as
+	// Mastra's does with its signals kept as thread messages.
 	e.seed(t)
-	wantSignals(t, e.process(t, p), `<current-task-list count="0" />`)
+	wantSignals(t, e.process(t, p), append(before, `<current-task-list count="0" />`)...)
 	sig, _ := e.signals(t)
 	if sig.Snapshot == nil || sig.Snapshot.CacheKey != "tasks:" || len(sig.Deltas) != 0 {
 		t.Errorf("history = %+v, want an empty snapshot alone", sig)
@@ -181,7 +185,44 @@ func TestTaskStateResnapshot(t *testing.T) {
 		t.Errorf("stored history %s, want the empty snapshot's tasks as []", raw)
 	}
 	// Emptied and still empty: nothing new; the empty snapshot stays.
-	wantSignals(t, e.process(t, p), `<current-task-list count="0" />`)
+	wantSignals(t, e.process(t, p), append(before, `<current-task-list count="0" />`)...)
+}
+
+// Each signal stays where it was emitted, after the messages the model had
+// then, so that every prompt is the previous one with more at its end.
+func TestTaskStateSignalsStayWhereTheyHappened(t *testing.T) {
+	e := newTaskEnv(t)
+	p := NewTaskStateProcessor(e.db)
+	prompt := slices.Clone(taskPrompt)
+	call := func(extra ...llm.Message) []llm.Message {
+		t.Helper()
+		prompt = append(prompt, extra...)
+		in := agentcore.ProcessInput{ThreadID: e.tc.ThreadID, ResourceID: e.tc.ResourceID, Messages: prompt}
+		msgs, err := p.ProcessInput(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msgs
+	}
+	first := call()
+	e.seed(t, task("a", "A", TaskInProgress))
+	second := call(llm.Message{Role: llm.RoleAssistant, Text: "writing tasks"}, llm.Message{Role: llm.RoleTool, Text: "written"})
+	e.seed(t, task("a", "A", TaskCompleted))
+	third := call(llm.Message{Role: llm.RoleAssistant, Text: "done"}, llm.Message{Role: llm.RoleUser, Text: "thanks"})
+	for i, pair := range [][2][]llm.Message{{first, second}, {second, third}} {
+		if !reflect.DeepEqual(pair[1][:len(pair[0])], pair[0]) {
+			t.Fatalf("prompt %d is not a prefix of prompt %d:\n%+v\n%+v", i+1, i+2, pair[0], pair[1])
+		}
+	}
+	var roles []string
+	for _, m := range third {
+		roles = append(roles, string(m.Role)+":"+strings.SplitN(m.Text, " ", 2)[0])
+	}
+	want := []string{"system:You", "system:Be", "system:Task", "user:hi", "assistant:writing", "tool:written",
+		"user:<current-task-list", "assistant:done", "user:thanks", "user:<task-list-update"}
+	if !reflect.DeepEqual(roles, want) {
+		t.Errorf("prompt = %q\nwant     %q", roles, want)
+	}
 }
 
 func TestTaskListCacheKey(t *testing.T) {

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -9,10 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 
 	"parley/agentcore"
@@ -25,14 +22,10 @@ import (
 // (/api/agents/:agentId/tools/:toolId[/execute]) do the same with the
 // named agent's tools.
 //
-// As in Mastra, an execute whose input fails the tool's schema answers 200
-// with the tool's error result, {error: true, message, validationErrors}:
-// Mastra's text, with dotted paths, zod's wording where the failure has a
-// zod equivalent, and the arguments as 2-space JSON.
-
-// maxShownArguments bounds the input echoed in a validation error, as
-// Mastra's truncateForLogging does.
-const maxShownArguments = 200
+// As in Mastra, an execute drops the keys the tool's schema does not
+// declare, and one whose input fails the schema answers 200 with the
+// tool's error result, {error: true, message, validationErrors}
+// (agentcore.Tool.CheckInput, which a run's calls go through too).
 
 var errToolNotFound = &apiError{http.StatusNotFound, "Tool not found"}
 
@@ -176,8 +169,12 @@ func (s *Server) apiExecuteTool(r *http.Request) (any, error) {
 		// on /api/tools; its agent route hands it to the tool.
 		return nil, badRequest(`Argument "data" is required`)
 	}
-	if err := tool.ValidateInput(b.Data); err != nil {
-		return inputError(toolID(name, tool), tool.InputSchema, b.Data, err)
+	data, invalid, err := tool.CheckInput(toolID(name, tool), b.Data)
+	switch {
+	case err != nil:
+		return nil, err
+	case invalid != nil:
+		return invalid, nil
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
@@ -190,7 +187,7 @@ func (s *Server) apiExecuteTool(r *http.Request) (any, error) {
 		ThreadID: b.ThreadID, ResourceID: b.ResourceID, RequestContext: b.RequestContext,
 		Suspendable: false, // no run to suspend: a tool that asks the user answers without asking
 	}
-	out, err := s.runTool(ctx, tool, b.Data, tc)
+	out, err := s.runTool(ctx, tool, data, tc)
 	var suspended *agentcore.SuspendError
 	switch {
 	case err != nil && s.ctx.Err() != nil:
@@ -243,154 +240,4 @@ func falsy(data json.RawMessage) bool {
 		return x == ""
 	}
 	return false
-}
-
-// toolInputError is Mastra's result for input that fails a tool's schema
-// (validateToolInput in @mastra/core): the call answers 200 with it.
-type toolInputError struct {
-	Error            bool        `json:"error"`
-	Message          string      `json:"message"`
-	ValidationErrors fieldErrors `json:"validationErrors"`
-}
-
-// fieldErrors is Mastra's buildFormattedErrors: the messages at a path, and
-// those below it by key.
-type fieldErrors struct {
-	Errors []string                `json:"errors"`
-	Fields map[string]*fieldErrors `json:"fields"`
-}
-
-func (f *fieldErrors) add(path []string, msg string) {
-	for _, key := range path {
-		next := f.Fields[key]
-		if next == nil {
-			next = &fieldErrors{Errors: []string{}, Fields: map[string]*fieldErrors{}}
-			f.Fields[key] = next
-		}
-		f = next
-	}
-	f.Errors = append(f.Errors, msg)
-}
-
-// inputError is Mastra's validation result for data that fails the input
-// schema, one issue per failure the validator names.
-func inputError(id string, schema, data json.RawMessage, err error) (any, error) {
-	var se *agentcore.SchemaError
-	if !errors.As(err, &se) {
-		return nil, fmt.Errorf("tool %s cannot validate its input: %w", id, err)
-	}
-	out := toolInputError{Error: true, ValidationErrors: fieldErrors{Errors: []string{}, Fields: map[string]*fieldErrors{}}}
-	var lines []string
-	for _, p := range se.Problems {
-		for _, is := range zodIssues(schema, p) {
-			out.ValidationErrors.add(is.path, is.msg)
-			lines = append(lines, "- "+cmp.Or(strings.Join(is.path, "."), "root")+": "+is.msg)
-		}
-	}
-	out.Message = fmt.Sprintf("Tool input validation failed for %s. Please fix the following errors and try again:\n%s\n\nProvided arguments: %s",
-		id, strings.Join(lines, "\n"), shownArguments(data))
-	return out, nil
-}
-
-// shownArguments is Mastra's truncateForLogging: the input as 2-space JSON
-// in its own key order, cut at 200 characters.
-func shownArguments(data json.RawMessage) string {
-	var b bytes.Buffer
-	shown := string(data)
-	if json.Indent(&b, data, "", "  ") == nil {
-		shown = b.String()
-	}
-	if r := []rune(shown); len(r) > maxShownArguments {
-		shown = string(r[:maxShownArguments]) + "... (truncated)"
-	}
-	return shown
-}
-
-type zodIssue struct {
-	path []string
-	msg  string
-}
-
-var (
-	missingProps = regexp.MustCompile(`^missing properties: (.+)$`)
-	extraProps   = regexp.MustCompile(`^additionalProperties (.+) not allowed$`)
-	quoted       = regexp.MustCompile(`'([^']*)'`)
-	wrongType    = regexp.MustCompile(`^expected (\w+), but got (\w+)$`)
-	oneOf        = regexp.MustCompile(`^value must be one of (.+)$`)
-)
-
-// zodIssues turns one of the validator's problems ("/a/0: message") into
-// the issues zod reports for it: a dotted path and zod's wording for a
-// missing property, a wrong type, a value outside an enum and an unknown
-// key; other messages are kept as the validator wrote them.
-func zodIssues(schema json.RawMessage, problem string) []zodIssue {
-	loc, msg, _ := strings.Cut(problem, ": ")
-	var path []string
-	if loc != "(root)" && loc != "" {
-		for _, k := range strings.Split(strings.TrimPrefix(loc, "/"), "/") {
-			path = append(path, strings.NewReplacer("~1", "/", "~0", "~").Replace(k))
-		}
-	}
-	if m := missingProps.FindStringSubmatch(msg); m != nil {
-		var out []zodIssue
-		for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
-			p := append(slices.Clip(path), q[1])
-			want := "Invalid input"
-			if t := schemaType(schema, p); t != "" {
-				want = "Invalid input: expected " + t + ", received undefined"
-			}
-			out = append(out, zodIssue{p, want})
-		}
-		return out
-	}
-	if m := extraProps.FindStringSubmatch(msg); m != nil {
-		keys := quoted.FindAllStringSubmatch(m[1], -1)
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = strconv.Quote(k[1])
-		}
-		word := "key"
-		if len(names) > 1 {
-			word = "keys"
-		}
-		return []zodIssue{{path, fmt.Sprintf("Unrecognized %s: %s", word, strings.Join(names, ", "))}}
-	}
-	if m := wrongType.FindStringSubmatch(msg); m != nil {
-		return []zodIssue{{path, "Invalid input: expected " + zodType(m[1]) + ", received " + zodType(m[2])}}
-	}
-	if m := oneOf.FindStringSubmatch(msg); m != nil {
-		return []zodIssue{{path, "Invalid option: expected one of " + strings.ReplaceAll(m[1], ", ", "|")}}
-	}
-	return []zodIssue{{path, msg}}
-}
-
-// zodType names a JSON Schema type as zod does (an integer is a number).
-func zodType(t string) string {
-	if t == "integer" {
-		return "number"
-	}
-	return t
-}
-
-// schemaType is the type the schema gives the value at path, following
-// properties and items; "" when the schema does not say.
-func schemaType(schema json.RawMessage, path []string) string {
-	var node map[string]any
-	if json.Unmarshal(schema, &node) != nil {
-		return ""
-	}
-	for _, key := range path {
-		var next any
-		if props, ok := node["properties"].(map[string]any); ok {
-			next = props[key]
-		}
-		if next == nil {
-			next = node["items"]
-		}
-		if node, _ = next.(map[string]any); node == nil {
-			return ""
-		}
-	}
-	t, _ := node["type"].(string)
-	return zodType(t)
 }

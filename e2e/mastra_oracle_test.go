@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"parley/agentcore/scripted"
+)
+
+// The differential test: the same scripted model turns run through the real
+// @mastra/core Agent (mastraoracle/oracle.mjs, pinned by its package-lock)
+// and through Parley, and the requests each sends the provider must agree
+// on everything the model reads of the built-in tools: their definitions,
+// what their calls return, and the messages around them. Instructions
+// (the system prompt) are each product's own and are not compared, nor are
+// the tools Mastra does not have.
+
+// oracleDir holds the pinned @mastra/core, installed by `make mastra-oracle`.
+const oracleDir = "mastraoracle"
+
+// oracleCase is one conversation: the user's turns and the model's script.
+type oracleCase struct {
+	name    string
+	tools   []string // Mastra's built-ins given to the agent
+	signals bool     // the agent tracks tasks as TaskSignalProvider does (the task lane)
+	turns   []string
+	replies []scripted.Reply
+}
+
+func TestMastraOracle(t *testing.T) {
+	node := findOracle(t)
+	taskTools := []string{"task_write", "task_update", "task_complete", "task_check"}
+	cases := []oracleCase{
+		{
+			name:  "task tools: write, update, complete, check",
+			tools: taskTools, signals: true,
+			turns: []string{"Plan it"},
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"content":"Read the code","status":"in_progress","activeForm":"Reading the code"},{"content":"Fix the bug","status":"pending","activeForm":"Fixing the bug"}]}`),
+				call("task_update", `{"id":"task_fix_the_bug","status":"in_progress"}`),
+				call("task_complete", `{"id":"task_read_the_code"}`),
+				call("task_check", `{}`),
+				{Text: "Done."},
+			},
+		},
+		{
+			name:  "task lane over two turns",
+			tools: taskTools, signals: true,
+			turns: []string{"Plan it", "Now finish it"},
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"content":"Read the code","status":"in_progress","activeForm":"Reading the code"},{"content":"Fix the bug","status":"pending","activeForm":"Fixing the bug"}]}`),
+				{Text: "Planned."},
+				call("task_complete", `{"id":"task_read_the_code"}`),
+				call("task_update", `{"id":"task_fix_the_bug","status":"in_progress","content":"Fix the bug in main.go"}`),
+				{Text: "Working on it."},
+			},
+		},
+		{
+			name:  "task tools: unknown keys are stripped",
+			tools: taskTools, signals: true,
+			turns: []string{"Plan it"},
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"content":"Read the code","status":"pending","activeForm":"Reading the code","priority":"high"}],"note":"x"}`),
+				call("task_update", `{"id":"task_read_the_code","status":"completed","owner":"me"}`),
+				{Text: "Done."},
+			},
+		},
+		{
+			name:  "task tools: errors of the tools",
+			tools: taskTools, signals: true,
+			turns: []string{"Plan it"},
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"content":"A","status":"in_progress","activeForm":"Doing A"},{"content":"B","status":"in_progress","activeForm":"Doing B"}]}`),
+				call("task_update", `{"id":"task_nope","status":"completed"}`),
+				call("task_complete", `{"id":"task_nope"}`),
+				call("task_check", `{}`),
+				{Text: "Done."},
+			},
+		},
+		{
+			name:  "task tools: validation errors",
+			tools: taskTools, signals: true,
+			turns: []string{"Plan it"},
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"content":"A","status":"started","activeForm":"Doing A"}]}`),
+				call("task_write", `{"tasks":"none"}`),
+				call("task_update", `{"id":"task_a"}`),
+				call("task_complete", `{}`),
+				{Text: "Done."},
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := normalRequests(t, c, runOracle(t, node, c))
+			got := normalRequests(t, c, runParley(t, c))
+			if dir := os.Getenv("PARLEY_ORACLE_DUMP"); dir != "" {
+				g, _ := json.MarshalIndent(got, "", "  ")
+				w, _ := json.MarshalIndent(want, "", "  ")
+				name := strings.NewReplacer(" ", "_", ":", "", ",", "").Replace(c.name)
+				_ = os.WriteFile(filepath.Join(dir, name+".parley.json"), g, 0o644)
+				_ = os.WriteFile(filepath.Join(dir, name+".mastra.json"), w, 0o644)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("Parley made %d provider requests, Mastra %d", len(got), len(want))
+			}
+			// The prompt-caching shape: each request is the one before with
+			// more at its end (signals stay where they happened).
+			for i := 1; i < len(got); i++ {
+				prev, next := got[i-1].Messages, got[i].Messages
+				if len(next) < len(prev) || !reflect.DeepEqual(next[:len(prev)], prev) {
+					t.Fatalf("Parley's request %d is not request %d with more at its end", i+1, i)
+				}
+			}
+			for i := range want {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					g, _ := json.MarshalIndent(got[i], "", "  ")
+					w, _ := json.MarshalIndent(want[i], "", "  ")
+					t.Fatalf("request %d differs:\nParley %s\nMastra %s", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func call(name, args string) scripted.Reply {
+	return scripted.Reply{ToolCalls: []scripted.ToolCall{{Name: name, Args: args}}}
+}
+
+// findOracle returns node, failing the test when it or the oracle's
+// packages are missing.
+func findOracle(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(oracleDir, "node_modules", "@mastra", "core", "package.json")); err != nil {
+		t.Fatalf("@mastra/core is not installed (%v): run `make mastra-oracle`", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	return node
+}
+
+// runOracle runs c through Mastra's Agent on a scripted model of its own
+// and returns the requests it made.
+func runOracle(t *testing.T, node string, c oracleCase) []scripted.Request {
+	t.Helper()
+	model := scripted.NewServer()
+	t.Cleanup(model.Close)
+	model.Push(c.replies...)
+	turns := make([]map[string]any, len(c.turns))
+	for i, m := range c.turns {
+		turns[i] = map[string]any{"message": m}
+	}
+	sc, err := json.Marshal(map[string]any{"baseURL": model.URL(), "tools": c.tools, "signals": c.signals, "turns": turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "oracle.mjs")
+	cmd.Dir = oracleDir
+	cmd.Stdin = bytes.NewReader(sc)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MASTRA_TELEMETRY_DISABLED=1", "NO_COLOR=1"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the Mastra oracle failed: %v\n%s", err, out)
+	}
+	return model.Requests()
+}
+
+// runParley runs c through Parley's API on its scripted model.
+func runParley(t *testing.T, c oracleCase) []scripted.Request {
+	t.Helper()
+	p := startParley(t)
+	p.Model.Push(c.replies...)
+	id := p.newThread()
+	for _, m := range c.turns {
+		body, _ := json.Marshal(map[string]any{"messages": m, "memory": map[string]string{"thread": id, "resource": "default"}})
+		if code, out := p.postJSON(t, "/api/agents/parley/generate", string(body)); code != 200 {
+			t.Fatalf("generate: %d %s", code, out)
+		}
+	}
+	return p.Model.Requests()
+}
+
+// normalRequest is what the comparison sees of one provider request.
+type normalRequest struct {
+	Tools    map[string]any `json:"tools"`
+	Messages []any          `json:"messages"`
+}
+
+// normalRequests keeps of each request the definitions of c's tools and
+// the messages after the system prompt, with tool-call ids numbered in the
+// order they appear and JSON texts parsed.
+func normalRequests(t *testing.T, c oracleCase, reqs []scripted.Request) []normalRequest {
+	t.Helper()
+	ids := map[string]string{}
+	callID := func(id string) string {
+		if _, ok := ids[id]; !ok {
+			ids[id] = fmt.Sprintf("call#%d", len(ids)+1)
+		}
+		return ids[id]
+	}
+	var out []normalRequest
+	for _, r := range reqs {
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+			Tools    []struct {
+				Function struct {
+					Name        string         `json:"name"`
+					Description string         `json:"description"`
+					Parameters  map[string]any `json:"parameters"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		n := normalRequest{Tools: map[string]any{}}
+		for _, tool := range body.Tools {
+			if f := tool.Function; slices.Contains(c.tools, f.Name) {
+				delete(f.Parameters, "$schema")
+				n.Tools[f.Name] = map[string]any{"description": f.Description, "parameters": f.Parameters}
+			}
+		}
+		for _, m := range body.Messages {
+			if m["role"] == "system" {
+				continue
+			}
+			nm := map[string]any{"role": m["role"], "content": jsonOrText(m["content"])}
+			if id, ok := m["tool_call_id"].(string); ok {
+				nm["tool_call_id"] = callID(id)
+			}
+			if calls, ok := m["tool_calls"].([]any); ok {
+				var ncalls []any
+				for _, raw := range calls {
+					tc := raw.(map[string]any)
+					f := tc["function"].(map[string]any)
+					ncalls = append(ncalls, map[string]any{"id": callID(tc["id"].(string)), "name": f["name"], "arguments": jsonOrText(f["arguments"])})
+				}
+				nm["tool_calls"] = ncalls
+			}
+			n.Messages = append(n.Messages, nm)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// generatedTime matches the times a tool result may carry.
+var generatedTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+// jsonOrText parses a JSON text (a tool result, call arguments) so that
+// key order and spacing do not count; other text is kept, "" for none.
+func jsonOrText(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		if v == nil {
+			return ""
+		}
+		return v
+	}
+	s = generatedTime.ReplaceAllString(s, "<time>")
+	var parsed any
+	if strings.HasPrefix(strings.TrimSpace(s), "{") && json.Unmarshal([]byte(s), &parsed) == nil {
+		return parsed
+	}
+	return s
+}
