@@ -111,6 +111,11 @@ func replyMemory(b *testing.B, size int, args bool) {
 	if hwm := vmKiB(b, "VmHWM"); hwm > hwm0 {
 		b.ReportMetric(float64(hwm-base)/float64(size>>10), "peak-xN")
 	}
+	// What is left once the reply is done: Go's garbage collected and
+	// returned, as app/memory.go does after a run.
+	runtime.GC()
+	debug.FreeOSMemory()
+	b.ReportMetric(float64(vmKiB(b, "VmRSS")-base)/float64(size>>10), "after-xN")
 }
 
 // vmKiB reads a "Vm…" line of this process's /proc status, in KiB (0
