@@ -33,8 +33,22 @@ type oracleCase struct {
 	name    string
 	tools   []string // Mastra's built-ins given to the agent
 	signals bool     // the agent tracks tasks as TaskSignalProvider does (the task lane)
-	turns   []string
+	turns   []oracleTurn
 	replies []scripted.Reply
+}
+
+// oracleTurn is the user's: a message, or the answer to the suspended call.
+type oracleTurn struct {
+	Message string          `json:"message,omitempty"`
+	Resume  json.RawMessage `json:"resume,omitempty"`
+}
+
+func userSays(texts ...string) []oracleTurn {
+	turns := make([]oracleTurn, len(texts))
+	for i, t := range texts {
+		turns[i] = oracleTurn{Message: t}
+	}
+	return turns
 }
 
 func TestMastraOracle(t *testing.T) {
@@ -44,7 +58,7 @@ func TestMastraOracle(t *testing.T) {
 		{
 			name:  "task tools: write, update, complete, check",
 			tools: taskTools, signals: true,
-			turns: []string{"Plan it"},
+			turns: userSays("Plan it"),
 			replies: []scripted.Reply{
 				call("task_write", `{"tasks":[{"content":"Read the code","status":"in_progress","activeForm":"Reading the code"},{"content":"Fix the bug","status":"pending","activeForm":"Fixing the bug"}]}`),
 				call("task_update", `{"id":"task_fix_the_bug","status":"in_progress"}`),
@@ -54,9 +68,27 @@ func TestMastraOracle(t *testing.T) {
 			},
 		},
 		{
+			name:  "ask_user: an open question, answered",
+			tools: []string{"ask_user"},
+			turns: []oracleTurn{{Message: "Pick a colour"}, {Resume: json.RawMessage(`"Teal, with a <b>tag</b>"`)}},
+			replies: []scripted.Reply{
+				call("ask_user", `{"question":"Which colour?"}`),
+				{Text: "Teal it is."},
+			},
+		},
+		{
+			name:  "ask_user: multiple choice, answered",
+			tools: []string{"ask_user"},
+			turns: []oracleTurn{{Message: "Pick colours"}, {Resume: json.RawMessage(`["Red","Blue"]`)}},
+			replies: []scripted.Reply{
+				call("ask_user", `{"question":"Which colours?","options":[{"label":"Red"},{"label":"Blue","description":"calm"},{"label":"Green"}],"selectionMode":"multi_select"}`),
+				{Text: "Red and blue."},
+			},
+		},
+		{
 			name:  "task lane over two turns",
 			tools: taskTools, signals: true,
-			turns: []string{"Plan it", "Now finish it"},
+			turns: userSays("Plan it", "Now finish it"),
 			replies: []scripted.Reply{
 				call("task_write", `{"tasks":[{"content":"Read the code","status":"in_progress","activeForm":"Reading the code"},{"content":"Fix the bug","status":"pending","activeForm":"Fixing the bug"}]}`),
 				{Text: "Planned."},
@@ -68,7 +100,7 @@ func TestMastraOracle(t *testing.T) {
 		{
 			name:  "task tools: unknown keys are stripped",
 			tools: taskTools, signals: true,
-			turns: []string{"Plan it"},
+			turns: userSays("Plan it"),
 			replies: []scripted.Reply{
 				call("task_write", `{"tasks":[{"content":"Read the code","status":"pending","activeForm":"Reading the code","priority":"high"}],"note":"x"}`),
 				call("task_update", `{"id":"task_read_the_code","status":"completed","owner":"me"}`),
@@ -78,7 +110,7 @@ func TestMastraOracle(t *testing.T) {
 		{
 			name:  "task tools: errors of the tools",
 			tools: taskTools, signals: true,
-			turns: []string{"Plan it"},
+			turns: userSays("Plan it"),
 			replies: []scripted.Reply{
 				call("task_write", `{"tasks":[{"content":"A","status":"in_progress","activeForm":"Doing A"},{"content":"B","status":"in_progress","activeForm":"Doing B"}]}`),
 				call("task_update", `{"id":"task_nope","status":"completed"}`),
@@ -90,7 +122,7 @@ func TestMastraOracle(t *testing.T) {
 		{
 			name:  "task tools: validation errors",
 			tools: taskTools, signals: true,
-			turns: []string{"Plan it"},
+			turns: userSays("Plan it"),
 			replies: []scripted.Reply{
 				call("task_write", `{"tasks":[{"content":"A","status":"started","activeForm":"Doing A"}]}`),
 				call("task_write", `{"tasks":"none"}`),
@@ -158,11 +190,7 @@ func runOracle(t *testing.T, node string, c oracleCase) []scripted.Request {
 	model := scripted.NewServer()
 	t.Cleanup(model.Close)
 	model.Push(c.replies...)
-	turns := make([]map[string]any, len(c.turns))
-	for i, m := range c.turns {
-		turns[i] = map[string]any{"message": m}
-	}
-	sc, err := json.Marshal(map[string]any{"baseURL": model.URL(), "tools": c.tools, "signals": c.signals, "turns": turns})
+	sc, err := json.Marshal(map[string]any{"baseURL": model.URL(), "tools": c.tools, "signals": c.signals, "turns": c.turns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +212,25 @@ func runParley(t *testing.T, c oracleCase) []scripted.Request {
 	p := startParley(t)
 	p.Model.Push(c.replies...)
 	id := p.newThread()
-	for _, m := range c.turns {
-		body, _ := json.Marshal(map[string]any{"messages": m, "memory": map[string]string{"thread": id, "resource": "default"}})
-		if code, out := p.postJSON(t, "/api/agents/parley/generate", string(body)); code != 200 {
+	runID := ""
+	for _, turn := range c.turns {
+		if turn.Resume != nil {
+			body, _ := json.Marshal(map[string]any{"runId": runID, "resumeData": turn.Resume, "memory": map[string]string{"thread": id}})
+			if code, out := p.postJSON(t, "/api/agents/parley/resume-stream", string(body)); code != 200 || !strings.Contains(out, `"type":"finish"`) {
+				t.Fatalf("resume-stream: %d %s", code, out)
+			}
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"messages": turn.Message, "memory": map[string]string{"thread": id, "resource": "default"}})
+		code, out := p.postJSON(t, "/api/agents/parley/generate", string(body))
+		if code != 200 {
 			t.Fatalf("generate: %d %s", code, out)
 		}
+		var res struct {
+			RunID string `json:"runId"`
+		}
+		_ = json.Unmarshal([]byte(out), &res)
+		runID = res.RunID
 	}
 	return p.Model.Requests()
 }

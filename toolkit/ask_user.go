@@ -45,10 +45,10 @@ type AskPayload struct {
 
 var (
 	askInputSchema = json.RawMessage(`{"type":"object","properties":{` +
-		`"question":{"type":"string","minLength":1,"description":"The question to ask the user"},` +
-		`"options":{"type":"array","description":"Choices for a structured answer (2-4); omit for an open question","items":{"type":"object","properties":{"label":{"type":"string","description":"The choice, as returned to you"},"description":{"type":"string","description":"What the choice means"}},"required":["label"]}},` +
-		`"selectionMode":{"type":"string","enum":["single_select","multi_select"],"description":"single_select (default with options) or multi_select"}` +
-		`},"required":["question"]}`)
+		`"question":{"type":"string","minLength":1,"description":"The question to ask the user. Should be clear and specific."},` +
+		`"options":{"type":"array","description":"Optional choices. If provided, shows a selection list. If omitted, shows a free-text input.","items":{"type":"object","properties":{"label":{"type":"string","description":"Short display text for this option (1-5 words)"},"description":{"type":"string","description":"Explanation of what this option means"}},"required":["label"],"additionalProperties":false}},` +
+		`"selectionMode":{"type":"string","enum":["single_select","multi_select"],"description":"Controls how many provided options the user can select. Defaults to single_select when options are provided. Requires options."}` +
+		`},"required":["question"],"additionalProperties":false}`)
 	askSuspendSchema = json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"description":{"type":"string"}},"required":["label"]}},"selectionMode":{"type":"string","enum":["single_select","multi_select"]}},"required":["question"]}`)
 	askResumeSchema  = json.RawMessage(`{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}`)
 )

@@ -86,7 +86,11 @@ func TestAskUserSchemas(t *testing.T) {
 			t.Errorf("resume %s accepted", bad)
 		}
 	}
-	if mo := resultToModel(Result{Content: "x", IsError: true}); mo.Type != "error-text" {
-		t.Errorf("error result shown to the model as %s", mo.Type)
+	// The model reads the whole result, as from Mastra: {content, isError}.
+	if mo := resultToModel(Result{Content: "x", IsError: true}); mo.Type != "error-json" || mo.Value != (Result{Content: "x", IsError: true}) {
+		t.Errorf("error result shown to the model as %s %v", mo.Type, mo.Value)
+	}
+	if mo := resultToModel(Result{Content: "User answered: Red"}); mo.Type != "json" || mo.Value != (Result{Content: "User answered: Red"}) {
+		t.Errorf("result shown to the model as %s %v", mo.Type, mo.Value)
 	}
 }

@@ -10,15 +10,15 @@ type Result struct {
 	IsError bool   `json:"isError"`
 }
 
-// resultToModel shows the model a Result's content, as an error when it is
-// one.
+// resultToModel shows the model the whole Result as JSON, {content,
+// isError}, as Mastra does; a failure is marked so the card shows it.
 func resultToModel(out any) agentcore.ModelOutput {
 	switch r := out.(type) {
 	case Result:
 		if r.IsError {
-			return agentcore.ModelOutput{Type: "error-text", Value: r.Content}
+			return agentcore.ModelOutput{Type: "error-json", Value: r}
 		}
-		return agentcore.ModelOutput{Type: "text", Value: r.Content}
+		return agentcore.ModelOutput{Type: "json", Value: r}
 	case *Result:
 		return resultToModel(*r)
 	}

@@ -50,6 +50,7 @@ for (const turn of sc.turns) {
 		out = await agent.generate(turn.message, { memory });
 	} else {
 		out = await agent.resumeGenerate(turn.resume, { runId, memory });
+		if (out.finishReason === "error" || out.error) throw out.error ?? new Error("resume failed");
 	}
 	runId = out.runId;
 	console.log(JSON.stringify({ runId: out.runId, finishReason: out.finishReason, text: out.text, suspended: out.suspendPayload ?? null }));
