@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -297,8 +298,8 @@ type SchemaError struct {
 func (e *SchemaError) Error() string { return strings.Join(e.Problems, "\n") }
 
 func validate(s *jsonschema.Schema, doc json.RawMessage) error {
-	dec := json.NewDecoder(strings.NewReader(string(doc)))
-	dec.UseNumber() // the validator wants json.Number, not float64
+	dec := json.NewDecoder(bytes.NewReader(doc)) // not a string of it: a copy of the whole input
+	dec.UseNumber()                              // the validator wants json.Number, not float64
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return &SchemaError{Problems: []string{"(root): not valid JSON: " + err.Error()}}
