@@ -48,3 +48,21 @@ func TestEncodeSplicedBadArgs(t *testing.T) {
 		t.Fatal("invalid arguments encoded")
 	}
 }
+
+// A short text that looks like a marker is encoded as it is, beside a
+// spliced one.
+func TestEncodeSplicedOwnMarker(t *testing.T) {
+	big := strings.Repeat("long ", 100)
+	for _, own := range []string{spliceMark + "0\x00", spliceMark + "1\x00", spliceMark} {
+		c := agentcore.Content{Format: 2, Parts: []agentcore.Part{{Type: "text", Text: own}, {Type: "text", Text: big},
+			{Type: "tool-invocation", ToolInvocation: &agentcore.ToolInvocation{State: "call", ToolCallID: own, ToolName: own}}}}
+		got, err := encodeSpliced(c, len(big))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back agentcore.Content
+		if err := json.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back.Parts, c.Parts) {
+			t.Errorf("%q: read back %+v, %v", own, back.Parts, err)
+		}
+	}
+}
