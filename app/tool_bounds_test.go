@@ -170,7 +170,10 @@ func TestToolInputBoundsNever500(t *testing.T) {
 			case code >= 500:
 				t.Errorf("%s %s: %d %s", name, what, code, body)
 			case code == http.StatusBadRequest && !strings.Contains(string(body), "not executable"):
-				if field, _, _ := strings.Cut(what, "="); !strings.Contains(string(body), strings.TrimPrefix(field, "without ")) {
+				// A refinement of the whole input (task_update's "at least one
+				// field") is reported at the root, in Mastra's words.
+				field, _, _ := strings.Cut(what, "=")
+				if !strings.Contains(string(body), strings.TrimPrefix(field, "without ")) && !strings.Contains(string(body), `\n- root: `) {
 					t.Errorf("%s %s: the 400 does not name the field: %s", name, what, body)
 				}
 			}

@@ -86,6 +86,38 @@ func TestMastraOracle(t *testing.T) {
 			},
 		},
 		{
+			name:  "ask_user: skipped",
+			tools: []string{"ask_user"},
+			turns: []oracleTurn{{Message: "Pick a colour"}, {Resume: json.RawMessage(`"(skipped)"`)}},
+			replies: []scripted.Reply{
+				call("ask_user", `{"question":"Which colour?","options":[{"label":"Red"},{"label":"Blue"}]}`),
+				{Text: "I will choose."},
+			},
+		},
+		{
+			name:  "submit_plan: approved",
+			tools: []string{"submit_plan"},
+			turns: []oracleTurn{{Message: "Plan the change"}, {Resume: json.RawMessage(`{"action":"approved"}`)}},
+			replies: []scripted.Reply{
+				call("submit_plan", `{"path":"plan.md"}`),
+				{Text: "Starting."},
+			},
+		},
+		{
+			name:  "submit_plan: changes requested, then rejected",
+			tools: []string{"submit_plan"},
+			turns: []oracleTurn{
+				{Message: "Plan the change"},
+				{Resume: json.RawMessage(`{"action":"rejected","feedback":"Cover the <b>tests</b> too","path":".mastracode/plans/x.md","title":"X","plan":"Do X"}`)},
+				{Resume: json.RawMessage(`{"action":"rejected"}`)},
+			},
+			replies: []scripted.Reply{
+				call("submit_plan", `{"path":".mastracode/plans/x.md"}`),
+				call("submit_plan", `{"path":".mastracode/plans/x.md"}`),
+				{Text: "Waiting for your instructions."},
+			},
+		},
+		{
 			name:  "task lane over two turns",
 			tools: taskTools, signals: true,
 			turns: userSays("Plan it", "Now finish it"),
@@ -255,6 +287,7 @@ func normalRequests(t *testing.T, c oracleCase, reqs []scripted.Request) []norma
 	}
 	var out []normalRequest
 	for _, r := range reqs {
+		r.Body = []byte(deviations.Replace(string(r.Body)))
 		var body struct {
 			Messages []map[string]any `json:"messages"`
 			Tools    []struct {
@@ -298,6 +331,11 @@ func normalRequests(t *testing.T, c oracleCase, reqs []scripted.Request) []norma
 	}
 	return out
 }
+
+// deviations are where Parley differs from Mastra on purpose, as Mastra's
+// text is rewritten before the comparison: plans live in .parley/plans, not
+// .mastracode/plans.
+var deviations = strings.NewReplacer(".mastracode/plans", ".parley/plans")
 
 // generatedTime matches the times a tool result may carry.
 var generatedTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)

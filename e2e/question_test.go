@@ -36,7 +36,7 @@ func answered(t *testing.T, p *parley, pg *rod.Page) string {
 	reqs := p.Model.Requests()
 	for _, m := range reqs[len(reqs)-1].Messages {
 		if m.Role == "tool" {
-			return m.Content
+			return resultContent(m.Content)
 		}
 	}
 	t.Fatal("the model got no tool result")

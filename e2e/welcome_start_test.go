@@ -102,7 +102,7 @@ func TestWelcomeStartsInPlanMode(t *testing.T) {
 	pg.Keyboard.MustType(input.Enter)
 	waitJS(t, pg, `() => location.pathname.startsWith('/t/') && document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
 	waitJS(t, pg, `() => document.querySelector('#mode-switch [data-mode=build]')?.classList.contains('active')`)
-	if last := p.Model.Requests()[len(p.Model.Requests())-1]; last.HasTool("submit_plan") {
-		t.Fatal("a chat started in Build mode had Plan mode's tools")
+	if last := p.Model.Requests()[len(p.Model.Requests())-1]; !last.HasTool("execute_command") || strings.Contains(string(last.Body), "You are in Plan mode") {
+		t.Fatal("a chat started in Build mode was in Plan mode")
 	}
 }

@@ -50,14 +50,15 @@ type PlanResult struct {
 // SubmittedPlan echoes the decided plan, with its action so hosts need no
 // string matching (Mastra PR #19069).
 type SubmittedPlan struct {
-	Title  string `json:"title"`
-	Path   string `json:"path"`
-	Plan   string `json:"plan"`
-	Action string `json:"action"`
+	Title    string `json:"title"`
+	Path     string `json:"path"`
+	Plan     string `json:"plan"`
+	Action   string `json:"action"`
+	Feedback string `json:"feedback,omitempty"`
 }
 
 var (
-	planInputSchema   = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","minLength":1,"description":"Path of the plan file, e.g. .parley/plans/add-dark-mode.md"}},"required":["path"]}`)
+	planInputSchema   = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Path to the plan markdown file on disk (e.g. ` + "`.parley/plans/add-dark-mode.md`" + `)."}},"required":["path"],"additionalProperties":false}`)
 	planSuspendSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"title":{"type":"string"},"plan":{"type":"string"}},"required":["path"]}`)
 	planResumeSchema  = json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["approved","rejected"]},"feedback":{"type":"string"},"path":{"type":"string"},"title":{"type":"string"},"plan":{"type":"string"}},"required":["action"]}`)
 )
@@ -77,12 +78,7 @@ func SubmitPlanTool(root string) *agentcore.Tool {
 			b, _ := json.Marshal(PlanDecision{Action: PlanRejected, Feedback: text})
 			return b
 		},
-		ToModelOutput: func(out any) agentcore.ModelOutput {
-			if r, ok := out.(PlanResult); ok {
-				return agentcore.ModelOutput{Type: "text", Value: r.Content}
-			}
-			return resultToModel(out)
-		},
+		ToModelOutput: planToModel,
 		Execute: func(ctx context.Context, raw json.RawMessage, tc *agentcore.ToolContext) (out any, err error) {
 			defer func() {
 				if p := recover(); p != nil {
@@ -100,7 +96,7 @@ func SubmitPlanTool(root string) *agentcore.Tool {
 				if err := json.Unmarshal(tc.ResumeData, &d); err != nil {
 					return Result{Content: "Failed to submit plan: " + err.Error(), IsError: true}, nil
 				}
-				return PlanResult{Content: planOutcome(d), SubmittedPlan: SubmittedPlan{Title: d.Title, Path: d.Path, Plan: d.Plan, Action: d.Action}}, nil
+				return PlanResult{Content: planOutcome(d), SubmittedPlan: SubmittedPlan{Title: d.Title, Path: d.Path, Plan: d.Plan, Action: d.Action, Feedback: d.Feedback}}, nil
 			}
 			if tc.Suspendable {
 				ws, err := NewWorkspace(root)
@@ -174,4 +170,33 @@ func parsePlan(raw string) (title, plan string) {
 		break
 	}
 	return "", strings.TrimRight(raw, " \t\r\n")
+}
+
+// planModelResult is the result the model reads, as Mastra 1.71 sends it:
+// the resume data's plan fields echoed when given, no action, and the
+// tool's id.
+type planModelResult struct {
+	Content       string   `json:"content"`
+	IsError       bool     `json:"isError"`
+	SubmittedPlan planEcho `json:"submittedPlan"`
+	ToolID        string   `json:"toolId"`
+}
+
+type planEcho struct {
+	Title    string `json:"title,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Plan     string `json:"plan,omitempty"`
+	Feedback string `json:"feedback,omitempty"`
+}
+
+func planToModel(out any) agentcore.ModelOutput {
+	r, ok := out.(PlanResult)
+	if !ok {
+		return resultToModel(out)
+	}
+	p := r.SubmittedPlan
+	return agentcore.ModelOutput{Type: "json", Value: planModelResult{
+		Content: r.Content, IsError: r.IsError, ToolID: "submit_plan",
+		SubmittedPlan: planEcho{Title: p.Title, Path: p.Path, Plan: p.Plan, Feedback: p.Feedback},
+	}}
 }

@@ -43,7 +43,7 @@ const demoTasks = `{"tasks":[` +
 func demoAction(req Request, text string) (Reply, bool) {
 	pace := func(r Reply) Reply { r.ChunkSize, r.Delay = demoChunkSize, demoDelay; return r }
 	switch {
-	case wantsPlan.MatchString(text) && req.HasTool("submit_plan") && req.HasTool("write_file"):
+	case wantsPlan.MatchString(text) && planMode(req) && req.HasTool("write_file"):
 		planJSON, _ := json.Marshal(map[string]string{"path": demoPlanPath, "content": demoPlan})
 		return pace(Reply{Text: "I'll write the plan to a file first.", ToolCalls: []ToolCall{{Name: "write_file", Args: string(planJSON)}}}), true
 	case wantsPlan.MatchString(text):
@@ -62,9 +62,13 @@ func demoAction(req Request, text string) (Reply, bool) {
 // demoPlanPath is where the demo writes its plan in Plan mode.
 const demoPlanPath = ".parley/plans/dark-theme.md"
 
+// planMode: the request is Plan mode's, which offers submit_plan and no
+// command (Build offers every tool).
+func planMode(req Request) bool { return req.HasTool("submit_plan") && !req.HasTool("execute_command") }
+
 // canWrite: the request offers write_file outside Plan mode (where it
 // writes only the plan).
-func canWrite(req Request) bool { return req.HasTool("write_file") && !req.HasTool("submit_plan") }
+func canWrite(req Request) bool { return req.HasTool("write_file") && !planMode(req) }
 
 // demoWrite writes demoCode, slowly enough to watch its card fill in.
 func demoWrite(text string) Reply {
@@ -135,12 +139,12 @@ func Demo(req Request) Reply {
 // showcase's next call, or its closing sentence.
 func demoAfter(req Request, tool, result string) Reply {
 	pace := func(text string) Reply { return Reply{Text: text, ChunkSize: demoChunkSize, Delay: demoDelay} }
-	result = strings.TrimSpace(result)
+	result = strings.TrimSpace(resultText(result))
 	wrote := strings.HasPrefix(result, "Wrote ") // write_file's own success line
 	switch tool {
 	case "write_file":
 		switch {
-		case wrote && req.HasTool("submit_plan"): // Plan mode: the plan is written, submit it
+		case wrote && planMode(req): // the plan is written: submit it
 			return Reply{ToolCalls: []ToolCall{{Name: "submit_plan", Args: `{"path":"` + demoPlanPath + `"}`}}, ChunkSize: demoChunkSize, Delay: demoDelay}
 		case wrote:
 			return pace("Written. The card above now shows the real diff of the file. A real model would go on to build and run it.")
@@ -155,6 +159,18 @@ func demoAfter(req Request, tool, result string) Reply {
 		return pace("The tool answered: *" + oneLine(result) + "* — a real model would carry on from here. Add a provider key to try it.")
 	}
 	return demoToolAnswer(result)
+}
+
+// resultText is what a tool result says: the content of a built-in's JSON
+// result ({"content": …, "isError": …}, as Mastra's are), else the result.
+func resultText(result string) string {
+	var r struct {
+		Content *string `json:"content"`
+	}
+	if strings.HasPrefix(result, "{") && json.Unmarshal([]byte(result), &r) == nil && r.Content != nil {
+		return *r.Content
+	}
+	return result
 }
 
 // demoNoticed answers a turn in which only the runtime spoke (a

@@ -14,9 +14,6 @@ import (
 var planTools = []string{"view", "find_files", "search_content", "ask_user", "write_file", "submit_plan",
 	"task_write", "task_update", "task_complete", "task_check"}
 
-// buildHidden are hidden in Build mode: submit_plan belongs to Plan mode.
-var buildHidden = []string{"submit_plan"}
-
 const planInstructions = `You are in Plan mode. Explore the workspace read-only (view, find_files, search_content) and ask the user (ask_user) when something is unclear. Do not change any file except your plan.
 Write your plan as markdown to .parley/plans/<short-name>.md with write_file, starting with a "# Title" line, then call submit_plan with that path and wait for the user's decision. Revise the same file when asked for changes.`
 
@@ -44,11 +41,9 @@ func Prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.T
 			opts.Instructions = append(opts.Instructions, agentcore.Text(planInstructions)...)
 			opts.RequestContext[modeKey] = string(ModePlan)
 		} else {
-			for _, n := range names {
-				if !slices.Contains(buildHidden, n) {
-					active = append(active, n)
-				}
-			}
+			// Every tool, submit_plan too: Mastra's built-ins are in every
+			// mode, and a plan submitted from Build is reviewed the same way.
+			active = names
 		}
 		opts.ActiveTools = active
 	}
