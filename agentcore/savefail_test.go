@@ -44,14 +44,23 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 	if err := db.LimitPages(t.Context(), 0); err != nil {
 		t.Fatal(err)
 	}
-	began := time.Now()
 	events := collect(t, sub)
 	end := events[len(events)-1]
 	if end.Type != agentcore.EventError || !end.StoreFailed || end.Error != "the disk is full: the reply could not be saved" {
 		t.Fatalf("the run ended with %+v, want the store failure named", end)
 	}
-	if took := time.Since(began); took > 3*time.Second {
-		t.Errorf("the run went on for %v after the disk filled", took)
+	// The run ended within its write retries (about 1 s), long before the
+	// 4 s stream would have: far from all of the reply was streamed. (Counted
+	// in bytes, not timed: a loaded machine slows the stream and the
+	// retries alike.)
+	streamed := 0
+	for _, e := range events {
+		if e.Type == agentcore.EventTextDelta {
+			streamed += len(e.Text)
+		}
+	}
+	if full := len("a reply that goes on ") * 10_000; streamed > full/2 {
+		t.Errorf("the run streamed %d of %d bytes after the disk filled", streamed, full)
 	}
 
 	// Nothing is left streaming: the store's row, or while the disk has
