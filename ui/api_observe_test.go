@@ -1,15 +1,18 @@
 package ui_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"parley/agentcore"
 	"parley/agentcore/scripted"
 )
 
@@ -313,5 +316,44 @@ func TestAPIObserveHostile(t *testing.T) {
 		if resp.StatusCode != c.status || !strings.Contains(msg, c.says) {
 			t.Errorf("%s %s %s: %d %s, want %d naming %s", c.method, c.path, c.body, resp.StatusCode, raw, c.status, c.says)
 		}
+	}
+}
+
+// ask_user through the MCP registry route waits, as over MCP: the question
+// is in the chat's inbox while the request lasts, and the request ends
+// when its client gives up.
+func TestAPIMCPExecuteAskWaits(t *testing.T) {
+	e := newAPIEnv(t, withTools)
+	seedRuns(t, e)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/api/mcp/parley/tools/ask_user/execute",
+		strings.NewReader(`{"data":{"threadId":"t1","question":"Ship it?","id":"q-1"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	for {
+		notes, err := e.rt.Notifications(t.Context(), agentcore.NotificationQuery{ThreadID: "t1", Text: "Ship it?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(notes) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("ask_user answered before the user did: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the request answered after its client gave up")
 	}
 }
