@@ -37,6 +37,10 @@ const (
 	// input or output text.
 	spanPreviewBytes = 200
 	spanTextBytes    = 8 << 10
+	// traceMsgPage messages are read at a time for a trace, at most
+	// traceMsgPages times.
+	traceMsgPage  = 200
+	traceMsgPages = 50
 )
 
 var allRunStatuses = []agentcore.RunStatus{agentcore.RunRunning, agentcore.RunDone, agentcore.RunStopped, agentcore.RunFailed, agentcore.RunSuspended}
@@ -352,9 +356,9 @@ func (s *Server) traceRun(r *http.Request) (agentcore.Run, error) {
 // its tool calls, at most maxTraceSpans.
 func (s *Server) traceSpans(r *http.Request, run agentcore.Run) ([]span, error) {
 	root := s.runSpan(run)
-	msgs, err := s.rt.ListMessages(r.Context(), run.ThreadID, agentcore.MessageQuery{})
-	if err != nil && !errors.Is(err, agentcore.ErrNotFound) {
-		return nil, fmt.Errorf("trace %s: messages: %w", run.ID, err)
+	msgs, err := s.runMessages(r, run)
+	if err != nil {
+		return nil, err
 	}
 	var resource *string
 	if t, err := s.rt.GetThread(r.Context(), run.ThreadID); err == nil {
@@ -396,6 +400,27 @@ func (s *Server) traceSpans(r *http.Request, run agentcore.Run) ([]span, error) 
 	root.spanDetail = detail(runAttributes(run), clipText(input, spanTextBytes), clipText(output, spanTextBytes))
 	gen.spanDetail = detail(runAttributes(run), nil, clipText(output, spanTextBytes))
 	return append([]span{root, gen}, calls...), nil
+}
+
+// runMessages reads the run's thread backwards a page at a time until it
+// reaches messages older than the run (the user's message it answers), at
+// most traceMsgPages pages: a trace of an old run in a very long chat lacks
+// its calls rather than reading the whole chat.
+func (s *Server) runMessages(r *http.Request, run agentcore.Run) ([]agentcore.Message, error) {
+	var msgs []agentcore.Message
+	var before int64
+	for range traceMsgPages {
+		page, err := s.rt.ListMessages(r.Context(), run.ThreadID, agentcore.MessageQuery{Limit: traceMsgPage, Last: true, BeforeSeq: before})
+		if err != nil && !errors.Is(err, agentcore.ErrNotFound) {
+			return nil, fmt.Errorf("trace %s: messages: %w", run.ID, err)
+		}
+		msgs = append(page, msgs...)
+		if len(page) < traceMsgPage || page[0].CreatedAt.Before(run.StartedAt) {
+			break
+		}
+		before = page[0].Seq
+	}
+	return msgs, nil
 }
 
 // toolSpan is one tool call's span: its message's time, its arguments and

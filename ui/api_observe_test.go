@@ -357,3 +357,41 @@ func TestAPIMCPExecuteAskWaits(t *testing.T) {
 		t.Error("the request answered after its client gave up")
 	}
 }
+
+// A trace reads its run's messages from the end of a long chat back to the
+// run, page by page: an old run's tool call is found behind later pages.
+func TestAPITraceInLongChat(t *testing.T) {
+	e := newAPIEnv(t, withTools)
+	ctx := t.Context()
+	th, err := e.db.CreateThread(ctx, agentcore.Thread{ID: "long", ResourceID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
+	add := func(i int, m agentcore.Message) {
+		m.ThreadID, m.ResourceID, m.CreatedAt, m.Status = th.ID, "u1", at(i), agentcore.StatusComplete
+		if _, err := e.db.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(0, agentcore.Message{Role: agentcore.RoleUser, Content: agentcore.TextContent("Old question")})
+	run := agentcore.Run{ID: "old-run", ThreadID: th.ID, AgentID: "parley", Model: "openai-compatible/x", Status: agentcore.RunRunning, StartedAt: at(1)}
+	if err := e.db.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	reply := agentcore.Content{Format: 2, Parts: []agentcore.Part{{Type: "tool-invocation", ToolInvocation: &agentcore.ToolInvocation{
+		State: "result", ToolCallID: "old-call", ToolName: "weather", Args: json.RawMessage(`{"city":"Rome"}`), Result: json.RawMessage(`{"temp":30}`)}}}}
+	add(1, agentcore.Message{Role: agentcore.RoleAssistant, Content: reply, RunID: run.ID})
+	run.Status, run.FinishedAt = agentcore.RunDone, at(2)
+	if err := e.db.FinishRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 450 { // later chat, over two pages
+		add(3+i, agentcore.Message{Role: agentcore.RoleUser, Content: agentcore.TextContent("later")})
+	}
+	tr := e.call("GET", "/api/observability/traces/old-run", "", http.StatusOK)
+	if get(tr, "spans", 2, "spanId") != "tool-old-call" || get(tr, "spans", 2, "input", "city") != "Rome" || get(tr, "spans", 0, "input") != "Old question" {
+		t.Errorf("old run's trace: %v", tr)
+	}
+}
