@@ -141,6 +141,9 @@ type liveRun struct {
 	// saveErr: a write of the reply failed for good (failSave); the run
 	// ends with it.
 	saveErr error
+
+	// options are the caller's adjustments of the run (SendRequest.Options).
+	options RunOptions
 }
 
 func (l *liveRun) messageID() string {
@@ -186,6 +189,36 @@ type SendRequest struct {
 	// and stream keep every input message): Send stores them, in order,
 	// once it is sure no run is in progress, then decides on Text.
 	Earlier []Message
+	// Options adjust the run Send starts (not a waiting call it answers).
+	Options RunOptions
+}
+
+// RunOptions are a caller's adjustments of one run, as Mastra's generate
+// and stream take them over HTTP. Zero values leave the agent's and the
+// chat's settings.
+type RunOptions struct {
+	MaxSteps   int        // model calls at most; 0: the agent's
+	ToolChoice ToolChoice // "": the agent's (auto)
+	// ActiveTools, when non-nil, limits the tools to these; a chat's mode
+	// still hides what it hides (the two are intersected).
+	ActiveTools []string
+}
+
+// apply adjusts opts, which the chat's settings have already shaped.
+func (o RunOptions) apply(opts *StreamOptions) {
+	if o.MaxSteps > 0 {
+		opts.MaxSteps = o.MaxSteps
+	}
+	if o.ToolChoice != "" {
+		opts.ToolChoice = o.ToolChoice
+	}
+	if o.ActiveTools != nil {
+		if opts.ActiveTools == nil {
+			opts.ActiveTools = slices.Clone(o.ActiveTools)
+		} else {
+			opts.ActiveTools = slices.DeleteFunc(slices.Clone(opts.ActiveTools), func(n string) bool { return !slices.Contains(o.ActiveTools, n) })
+		}
+	}
 }
 
 // Sent tells what Send started.
@@ -217,7 +250,7 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 			return Sent{}, err
 		}
 	}
-	return rt.sendLocked(ctx, thread, agent, model, text)
+	return rt.sendLocked(ctx, thread, agent, model, text, req.Options)
 }
 
 // storeEarlier stores the input messages that come before a user's message,
@@ -462,6 +495,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 			rt.Prepare(t, &opts) // fresh: a mode may have changed since the run was reserved
 		}
 	}
+	l.options.apply(&opts)
 	for e := range start(history, opts) {
 		e.MessageID = l.messageID()
 		if e.Terminal() {

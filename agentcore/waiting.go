@@ -119,7 +119,7 @@ func (rt *Runtime) Say(ctx context.Context, req SendRequest) (Said, error) {
 		}
 		return Said{Action: Deliver, Run: l.run}, nil
 	}
-	sent, err := rt.sendLocked(ctx, thread, agent, model, text)
+	sent, err := rt.sendLocked(ctx, thread, agent, model, text, RunOptions{})
 	if err != nil {
 		return Said{}, err
 	}
@@ -279,7 +279,7 @@ func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (text string
 
 // sendLocked answers the waiting call with text, or starts a run that
 // answers it. The caller holds the thread's lane.
-func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, model, text string) (Sent, error) {
+func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, model, text string, options RunOptions) (Sent, error) {
 	if rt.liveRun(thread.ID) != nil {
 		return Sent{}, ErrBusy
 	}
@@ -298,6 +298,7 @@ func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, 
 	if err != nil {
 		return Sent{}, err
 	}
+	l.options = options
 	sent, err := rt.begin(ctx, thread, agent, l, text)
 	if err != nil {
 		rt.releaseLocked(l)

@@ -30,11 +30,12 @@ const oracleDir = "mastraoracle"
 
 // oracleCase is one conversation: the user's turns and the model's script.
 type oracleCase struct {
-	name    string
-	tools   []string // Mastra's built-ins given to the agent
-	signals bool     // the agent tracks tasks as TaskSignalProvider does (the task lane)
-	turns   []oracleTurn
-	replies []scripted.Reply
+	name     string
+	tools    []string // Mastra's built-ins given to the agent
+	signals  bool     // the agent tracks tasks as TaskSignalProvider does (the task lane)
+	maxSteps int      // 0: the default (5)
+	turns    []oracleTurn
+	replies  []scripted.Reply
 }
 
 // oracleTurn is the user's: a message, or the answer to the suspended call.
@@ -130,6 +131,19 @@ func TestMastraOracle(t *testing.T) {
 			},
 		},
 		{
+			name:  "task lane over a six-step run",
+			tools: taskTools, signals: true, maxSteps: 6,
+			turns: userSays("Do it all"),
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"content":"One","status":"in_progress","activeForm":"Doing one"},{"content":"Two","status":"pending","activeForm":"Doing two"},{"content":"Three","status":"pending","activeForm":"Doing three"}]}`),
+				call("task_complete", `{"id":"task_one"}`),
+				call("task_update", `{"id":"task_two","status":"in_progress"}`),
+				call("task_write", `{"tasks":[{"id":"task_two","content":"Two","status":"completed","activeForm":"Doing two"},{"id":"task_three","content":"Three, renamed","status":"in_progress","activeForm":"Doing three"}]}`),
+				call("task_check", `{}`),
+				{Text: "All but three done."},
+			},
+		},
+		{
 			name:  "task tools: unknown keys are stripped",
 			tools: taskTools, signals: true,
 			turns: userSays("Plan it"),
@@ -222,7 +236,7 @@ func runOracle(t *testing.T, node string, c oracleCase) []scripted.Request {
 	model := scripted.NewServer()
 	t.Cleanup(model.Close)
 	model.Push(c.replies...)
-	sc, err := json.Marshal(map[string]any{"baseURL": model.URL(), "tools": c.tools, "signals": c.signals, "turns": c.turns})
+	sc, err := json.Marshal(map[string]any{"baseURL": model.URL(), "tools": c.tools, "signals": c.signals, "turns": c.turns, "maxSteps": c.maxSteps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +267,11 @@ func runParley(t *testing.T, c oracleCase) []scripted.Request {
 			}
 			continue
 		}
-		body, _ := json.Marshal(map[string]any{"messages": turn.Message, "memory": map[string]string{"thread": id, "resource": "default"}})
+		req := map[string]any{"messages": turn.Message, "memory": map[string]string{"thread": id, "resource": "default"}}
+		if c.maxSteps > 0 {
+			req["maxSteps"] = c.maxSteps
+		}
+		body, _ := json.Marshal(req)
 		code, out := p.postJSON(t, "/api/agents/parley/generate", string(body))
 		if code != 200 {
 			t.Fatalf("generate: %d %s", code, out)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,52 @@ type runBody struct {
 	ResourceID string `json:"resourceId"`
 	RunID      string `json:"runId"`
 	Model      string `json:"model"`
+	// Run options, as Mastra's AgentExecutionOptions name them.
+	MaxSteps    *int            `json:"maxSteps"`
+	ToolChoice  json.RawMessage `json:"toolChoice"`
+	ActiveTools []string        `json:"activeTools"`
+}
+
+// maxRunSteps bounds maxSteps from a client.
+const maxRunSteps = 100
+
+// options are the run options the body asks for, checked against agent's
+// tools: a bad one is a 400 naming it.
+func (b runBody) options(agent *agentcore.Agent) (agentcore.RunOptions, error) {
+	var o agentcore.RunOptions
+	if b.MaxSteps != nil {
+		if *b.MaxSteps < 1 || *b.MaxSteps > maxRunSteps {
+			return o, badRequest("maxSteps must be between 1 and %d, not %d", maxRunSteps, *b.MaxSteps)
+		}
+		o.MaxSteps = *b.MaxSteps
+	}
+	tools := agent.ToolSet()
+	if len(b.ToolChoice) > 0 && string(b.ToolChoice) != "null" {
+		var mode string
+		var named struct {
+			Type     string `json:"type"`
+			ToolName string `json:"toolName"`
+		}
+		switch {
+		case json.Unmarshal(b.ToolChoice, &mode) == nil && (mode == "auto" || mode == "none" || mode == "required"):
+			o.ToolChoice = agentcore.ToolChoice(mode)
+		case json.Unmarshal(b.ToolChoice, &named) == nil && named.Type == "tool" && tools[named.ToolName] != nil:
+			o.ToolChoice = agentcore.ToolChoice(named.ToolName)
+		case named.Type == "tool":
+			return o, badRequest("toolChoice names %q, which is not one of the agent's tools", named.ToolName)
+		default:
+			return o, badRequest(`toolChoice must be "auto", "none", "required" or {"type": "tool", "toolName": …}`)
+		}
+	}
+	if b.ActiveTools != nil {
+		for _, n := range b.ActiveTools {
+			if tools[n] == nil {
+				return o, badRequest("activeTools names %q, which is not one of the agent's tools", n)
+			}
+		}
+		o.ActiveTools = slices.Clone(b.ActiveTools)
+	}
+	return o, nil
 }
 
 // thread is the thread and resource the run is remembered in ("": none).
@@ -168,6 +215,10 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 			return nil, badRequest("model %s cannot be used: %v", b.Model, err)
 		}
 	}
+	options, err := b.options(agent)
+	if err != nil {
+		return nil, err
+	}
 	threadID, resourceID := b.thread()
 	if b.Memory != nil && threadID == "" {
 		return nil, badRequest("memory.thread is required")
@@ -177,10 +228,11 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 	done := func() { stop(); cancel() }
 	if threadID == "" {
 		runID := cmp.Or(b.RunID, agentcore.NewID())
-		events := agent.Stream(ctx, msgs, agentcore.StreamOptions{Model: b.Model, RunID: runID})
+		events := agent.Stream(ctx, msgs, agentcore.StreamOptions{Model: b.Model, RunID: runID,
+			MaxSteps: options.MaxSteps, ToolChoice: options.ToolChoice, ActiveTools: options.ActiveTools})
 		return &apiRun{id: runID, events: events, close: done}, nil
 	}
-	run, err := s.startOnThread(ctx, agent, threadID, resourceID, b.Model, msgs)
+	run, err := s.startOnThread(ctx, agent, threadID, resourceID, b.Model, msgs, options)
 	if err != nil {
 		done()
 		return nil, err
@@ -190,7 +242,7 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 	return run, nil
 }
 
-func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, threadID, resourceID, model string, msgs []agentcore.Message) (*apiRun, error) {
+func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, threadID, resourceID, model string, msgs []agentcore.Message, options agentcore.RunOptions) (*apiRun, error) {
 	last := msgs[len(msgs)-1]
 	if last.Role != agentcore.RoleUser {
 		return nil, badRequest("messages: the last message must be the user's (role user)")
@@ -215,7 +267,7 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 	// Subscribed before anything is written: no event of the run is missed.
 	sub := s.rt.Subscribe(t.ID)
 	// Mastra keeps every input message; the last one starts the run.
-	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agent.ID, Text: last.Content.Text(), Model: model, Earlier: msgs[:len(msgs)-1]})
+	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agent.ID, Text: last.Content.Text(), Model: model, Earlier: msgs[:len(msgs)-1], Options: options})
 	if err != nil {
 		sub.Close()
 		return nil, err

@@ -47,7 +47,7 @@ let runId;
 for (const turn of sc.turns) {
 	let out;
 	if (turn.message !== undefined) {
-		out = await agent.generate(turn.message, { memory });
+		out = await agent.generate(turn.message, { memory, ...(sc.maxSteps ? { maxSteps: sc.maxSteps } : {}) });
 	} else {
 		out = await agent.resumeGenerate(turn.resume, { runId, memory });
 		if (out.finishReason === "error" || out.error) throw out.error ?? new Error("resume failed");

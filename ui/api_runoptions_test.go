@@ -1,0 +1,82 @@
+package ui_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"parley/agentcore/scripted"
+)
+
+// Run options in a generate body that cannot be honoured are refused with
+// a 400 naming them, before anything is stored or the model is asked.
+func TestAPIRunOptionsHostile(t *testing.T) {
+	e := newAPIEnv(t, withTools)
+	for _, c := range []struct{ body, msg string }{
+		{`"maxSteps":0`, "maxSteps must be between 1 and 100, not 0"},
+		{`"maxSteps":-3`, "maxSteps must be between 1 and 100, not -3"},
+		{`"maxSteps":1000000`, "maxSteps must be between 1 and 100"},
+		{`"maxSteps":"five"`, "maxSteps must be"},
+		{`"maxSteps":2.5`, "maxSteps must be"},
+		{`"toolChoice":"always"`, `toolChoice must be "auto", "none", "required" or {"type": "tool"`},
+		{`"toolChoice":{"type":"tool","toolName":"rm -rf /"}`, `toolChoice names "rm -rf /", which is not one of the agent's tools`},
+		{`"toolChoice":{"type":"function"}`, `toolChoice must be`},
+		{`"toolChoice":7`, `toolChoice must be`},
+		{`"activeTools":["weather","<script>"]`, `activeTools names "<script>", which is not one of the agent's tools`},
+		{`"activeTools":"weather"`, "activeTools must be"},
+	} {
+		for _, memory := range []string{"", `,"memory":{"thread":"t-opts","resource":"u"}`} {
+			got := e.call("POST", "/api/agents/parley/generate", `{"messages":"hi",`+c.body+memory+`}`, http.StatusBadRequest)
+			if msg, _ := got["error"].(string); !strings.Contains(msg, c.msg) {
+				t.Errorf("%s%s: error %q, want it to say %q", c.body, memory, msg, c.msg)
+			}
+		}
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Errorf("%d model requests for refused bodies", n)
+	}
+}
+
+// maxSteps, toolChoice and activeTools reach the model, on a thread and
+// without one.
+func TestAPIRunOptions(t *testing.T) {
+	for _, memory := range []string{"", `,"memory":{"thread":"t-run-options","resource":"u"}`} {
+		t.Run(fmt.Sprintf("memory=%v", memory != ""), func(t *testing.T) {
+			e := newAPIEnv(t, withTools)
+			// Seven steps of tool calls, then text: the agent's five would stop early.
+			for range 6 {
+				e.model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{Name: "weather", Args: `{"city":"Oslo"}`}}})
+			}
+			e.model.Push(scripted.Reply{Text: "Done after seven."})
+			got := e.call("POST", "/api/agents/parley/generate",
+				`{"messages":"go","maxSteps":7,"toolChoice":{"type":"tool","toolName":"weather"},"activeTools":["weather","lookup"]`+memory+`}`, http.StatusOK)
+			if got["text"] != "Done after seven." {
+				t.Fatalf("text %q, want the seventh step's", got["text"])
+			}
+			reqs := e.model.Requests()
+			if len(reqs) != 7 {
+				t.Fatalf("%d model calls, want 7", len(reqs))
+			}
+			var body struct {
+				ToolChoice json.RawMessage `json:"tool_choice"`
+			}
+			if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(body.ToolChoice), `"weather"`) {
+				t.Errorf("tool_choice %s, want the weather tool", body.ToolChoice)
+			}
+			var offered []string
+			for _, tool := range reqs[0].Tools {
+				offered = append(offered, tool.Function.Name)
+			}
+			slices.Sort(offered)
+			if !slices.Equal(offered, []string{"lookup", "weather"}) {
+				t.Errorf("tools offered %v, want only the active ones", offered)
+			}
+		})
+	}
+}
