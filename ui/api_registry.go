@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +78,8 @@ type memorySearchHit struct {
 
 // apiMemorySearch answers GET /api/memory/search?agentId&resourceId&searchQuery[&threadId][&limit]
 // with Parley's full-text search over the resource's chats (or one chat):
-// the matching messages, newest first, each with its snippet as content.
+// the resource's messages among the best matches, newest first, each with
+// its snippet as content.
 func (s *Server) apiMemorySearch(r *http.Request) (any, error) {
 	if err := required(r, "agentId", "searchQuery", "resourceId"); err != nil {
 		return nil, err
@@ -138,6 +140,8 @@ func (s *Server) apiMemorySearch(r *http.Request) (any, error) {
 			break
 		}
 	}
+	// Newest first, as Mastra sorts its results.
+	slices.SortStableFunc(out, func(a, b memorySearchHit) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return map[string]any{"results": out, "count": len(out), "query": text, "searchScope": scope, "searchType": "text"}, nil
 }
 
