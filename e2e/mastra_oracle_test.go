@@ -375,3 +375,129 @@ func jsonOrText(v any) any {
 	}
 	return s
 }
+
+// The stream's chunks, as Mastra's agent stream and Parley's
+// /api/agents/:id/stream send them for the same model turns: the same
+// chunk types in the same order, each with the same payload fields, up to
+// the deviations named in streamDeviation.
+func TestMastraOracleStream(t *testing.T) {
+	node := findOracle(t)
+	for _, c := range []oracleCase{
+		{
+			name: "text", turns: userSays("Hello"),
+			replies: []scripted.Reply{{Text: "Hello there, how can I help?"}},
+		},
+		{
+			name: "text, a task list, then a question", tools: []string{"task_write", "ask_user"}, signals: true,
+			turns: userSays("Plan it"),
+			replies: []scripted.Reply{
+				{Text: "Let me plan.", ToolCalls: []scripted.ToolCall{{Name: "task_write", Args: `{"tasks":[{"content":"A","status":"pending","activeForm":"Doing A"}]}`}}},
+				call("ask_user", `{"question":"Which one?","options":[{"label":"A"},{"label":"B"}]}`),
+			},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := mastraChunks(t, node, c)
+			got := parleyChunks(t, c)
+			if !slices.Equal(got, want) {
+				t.Fatalf("chunks differ:\nParley %s\nMastra %s", strings.Join(got, "\n       "), strings.Join(want, "\n       "))
+			}
+		})
+	}
+}
+
+// streamDeviation drops what Parley leaves out or adds on purpose, and
+// says what remains of a chunk: its type and payload fields.
+//   - step-start: Mastra echoes the provider request; Parley adds stepNumber.
+//   - step-finish and finish: Mastra adds the step's messages in the AI
+//     SDK's form, the provider's response and metadata (headers included).
+//   - data-signal of the task lane: Parley puts the lane into the prompt
+//     (toolkit's TaskStateProcessor) and does not stream it.
+//   - after a suspended call Parley ends the step and the run (step-finish,
+//     finish "suspended"); Mastra's stream just ends.
+func streamDeviation(chunks []map[string]any) []string {
+	var out []string
+	suspended := false
+	for _, c := range chunks {
+		typ, _ := c["type"].(string)
+		p, _ := c["payload"].(map[string]any)
+		switch {
+		case typ == "data-signal":
+			continue
+		case suspended && (typ == "step-finish" || typ == "finish"):
+			continue
+		case typ == "tool-call-suspended":
+			suspended = true
+		}
+		var keys []string
+		for k := range p {
+			if typ == "step-start" && (k == "request" || k == "stepNumber") ||
+				(typ == "step-finish" || typ == "finish") && (k == "messages" || k == "metadata" || k == "response") {
+				continue
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		out = append(out, typ+" "+strings.Join(keys, ","))
+	}
+	return out
+}
+
+func mastraChunks(t *testing.T, node string, c oracleCase) []string {
+	t.Helper()
+	model := scripted.NewServer()
+	t.Cleanup(model.Close)
+	model.Push(c.replies...)
+	sc, err := json.Marshal(map[string]any{"baseURL": model.URL(), "tools": c.tools, "signals": c.signals, "turns": c.turns, "stream": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "oracle.mjs")
+	cmd.Dir = oracleDir
+	cmd.Stdin = bytes.NewReader(sc)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MASTRA_TELEMETRY_DISABLED=1", "NO_COLOR=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the Mastra oracle failed: %v\n%s", err, out)
+	}
+	var chunks []map[string]any
+	for line := range strings.Lines(string(out)) {
+		if rest, ok := strings.CutPrefix(line, "CHUNK "); ok {
+			var ch map[string]any
+			if err := json.Unmarshal([]byte(rest), &ch); err != nil {
+				t.Fatalf("oracle chunk %q: %v", rest, err)
+			}
+			chunks = append(chunks, ch)
+		}
+	}
+	return streamDeviation(chunks)
+}
+
+func parleyChunks(t *testing.T, c oracleCase) []string {
+	t.Helper()
+	p := startParley(t)
+	p.Model.Push(c.replies...)
+	id := p.newThread()
+	var chunks []map[string]any
+	for _, turn := range c.turns {
+		body, _ := json.Marshal(map[string]any{"messages": turn.Message, "memory": map[string]string{"thread": id, "resource": "default"}})
+		code, out := p.postJSON(t, "/api/agents/parley/stream", string(body))
+		if code != 200 {
+			t.Fatalf("stream: %d %s", code, out)
+		}
+		for line := range strings.Lines(out) {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+			if !ok || rest == "[DONE]" {
+				continue
+			}
+			var ch map[string]any
+			if err := json.Unmarshal([]byte(rest), &ch); err != nil {
+				t.Fatalf("chunk %q: %v", rest, err)
+			}
+			chunks = append(chunks, ch)
+		}
+	}
+	return streamDeviation(chunks)
+}

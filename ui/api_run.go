@@ -191,6 +191,16 @@ type apiRun struct {
 	messageID string // the reply being written on the thread; "" without one
 	events    iter.Seq[agentcore.Event]
 	close     func()
+	// agentID and tools are the run's agent's: its id for the start
+	// chunk, its tools for the resume schema of a suspended call ("" and
+	// nil: not known, not sent).
+	agentID string
+	tools   map[string]*agentcore.Tool
+
+	// What the chunks so far have opened: the text and reasoning parts
+	// of the step, and the arguments of each call (a result repeats them).
+	textOpen, reasoningOpen bool
+	args                    map[string]json.RawMessage
 }
 
 // startRun starts the run a generate or stream request asks for. With a
@@ -230,7 +240,7 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 		runID := cmp.Or(b.RunID, agentcore.NewID())
 		events := agent.Stream(ctx, msgs, agentcore.StreamOptions{Model: b.Model, RunID: runID,
 			MaxSteps: options.MaxSteps, ToolChoice: options.ToolChoice, ActiveTools: options.ActiveTools})
-		return &apiRun{id: runID, events: events, close: done}, nil
+		return &apiRun{id: runID, events: events, close: done, agentID: agent.ID, tools: agent.ToolSet()}, nil
 	}
 	run, err := s.startOnThread(ctx, agent, threadID, resourceID, b.Model, msgs, options)
 	if err != nil {
@@ -239,6 +249,7 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 	}
 	closeSub := run.close
 	run.close = func() { closeSub(); done() }
+	run.agentID, run.tools = agent.ID, agent.ToolSet()
 	return run, nil
 }
 
@@ -387,20 +398,25 @@ type chunk struct {
 	Transient bool `json:"transient,omitempty"`
 }
 
-// chunk turns a run event into Mastra's chunk; thread-level events have none.
+// chunk turns a run event into Mastra's chunk; thread-level events have
+// none. For the stream, chunks also opens and closes text parts.
 func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 	c := chunk{Type: string(e.Type), RunID: run.id, From: "AGENT"}
+	partID := cmp.Or(run.messageID, run.id)
 	switch e.Type {
 	case agentcore.EventStart:
 		p := map[string]string{}
 		if run.messageID != "" {
 			p["messageId"] = run.messageID
 		}
+		if run.agentID != "" {
+			p["id"] = run.agentID
+		}
 		c.Payload = p
 	case agentcore.EventTextDelta, agentcore.EventReasoningDelta:
-		c.Payload = map[string]string{"id": cmp.Or(run.messageID, run.id), "text": e.Text}
+		c.Payload = map[string]string{"id": partID, "text": e.Text}
 	case agentcore.EventStepStart:
-		c.Payload = map[string]any{"stepNumber": e.Step}
+		c.Payload = map[string]any{"stepNumber": e.Step, "messageId": partID, "warnings": []any{}, "startedAt": time.Now().UnixMilli()}
 	case agentcore.EventToolInputStart:
 		c.Payload = map[string]string{"toolCallId": e.ToolCallID, "toolName": e.ToolName}
 	case agentcore.EventToolCallDelta:
@@ -408,20 +424,36 @@ func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 	case agentcore.EventToolInputEnd:
 		c.Payload = map[string]string{"toolCallId": e.ToolCallID}
 	case agentcore.EventToolCall:
+		if run.args == nil {
+			run.args = map[string]json.RawMessage{}
+		}
+		run.args[e.ToolCallID] = e.Args
 		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args}
 	case agentcore.EventToolOutput:
 		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "output": e.Text}
 	case agentcore.EventToolResult:
-		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "result": e.Result, "isError": e.IsError}
+		p := map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "result": e.Result}
+		if args, ok := run.args[e.ToolCallID]; ok {
+			p["args"] = args
+		}
+		if e.IsError { // Mastra says so only of a failure
+			p["isError"] = true
+		}
+		c.Payload = p
 	case agentcore.EventToolSuspended:
-		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args, "suspendPayload": e.Result}
+		p := map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args, "suspendPayload": e.Result}
+		if t := run.tools[e.ToolName]; t != nil && len(t.ResumeSchema) > 0 {
+			p["resumeSchema"] = draft07(t.ResumeSchema)
+		}
+		c.Payload = p
 	case agentcore.EventToolApproval:
 		c.Payload = map[string]any{"toolCallId": e.ToolCallID, "toolName": e.ToolName, "args": e.Args, "resumeSchema": approvalResumeSchema}
 	case agentcore.EventStepFinish, agentcore.EventFinish:
-		c.Payload = map[string]any{
-			"stepResult": map[string]string{"reason": e.FinishReason},
-			"output":     map[string]any{"usage": e.Usage},
+		result := map[string]any{"reason": e.FinishReason}
+		if e.Type == agentcore.EventStepFinish {
+			result["isContinued"] = e.FinishReason == "tool-calls"
 		}
+		c.Payload = map[string]any{"messageId": partID, "stepResult": result, "output": map[string]any{"usage": e.Usage}, "processorRetryCount": 0}
 	case agentcore.EventError:
 		c.Payload = map[string]any{"error": map[string]string{"name": "Error", "message": e.Error}}
 	case agentcore.EventAbort:
@@ -435,6 +467,62 @@ func (run *apiRun) chunk(e agentcore.Event) (chunk, bool) {
 		return c, false
 	}
 	return c, true
+}
+
+// chunks are the stream's chunks for e: its own, after a text-start or
+// reasoning-start before a part's first delta and a text-end or
+// reasoning-end once the part is over (the step's calls close, or it ends;
+// a stopped or failed run just ends), as Mastra's stream brackets its parts.
+func (run *apiRun) chunks(e agentcore.Event) []chunk {
+	c, ok := run.chunk(e)
+	if !ok {
+		return nil
+	}
+	var out []chunk
+	bracket := func(kind string) chunk {
+		id := cmp.Or(run.messageID, run.id)
+		p := map[string]string{"id": id}
+		if strings.HasSuffix(kind, "-end") {
+			p["type"] = kind
+		}
+		return chunk{Type: kind, RunID: run.id, From: "AGENT", Payload: p}
+	}
+	switch e.Type {
+	case agentcore.EventTextDelta:
+		if !run.textOpen {
+			run.textOpen = true
+			out = append(out, bracket("text-start"))
+		}
+	case agentcore.EventReasoningDelta:
+		if !run.reasoningOpen {
+			run.reasoningOpen = true
+			out = append(out, bracket("reasoning-start"))
+		}
+	case agentcore.EventToolInputEnd, agentcore.EventToolCall, agentcore.EventStepFinish, agentcore.EventFinish:
+		if run.reasoningOpen {
+			run.reasoningOpen = false
+			out = append(out, bracket("reasoning-end"))
+		}
+		if run.textOpen {
+			run.textOpen = false
+			out = append(out, bracket("text-end"))
+		}
+	}
+	return append(out, c)
+}
+
+// draft07 is schema as Mastra's stream sends a resume schema: a string of
+// JSON Schema led by its draft-07 "$schema".
+func draft07(schema json.RawMessage) string {
+	body := strings.TrimSpace(string(schema))
+	if !strings.HasPrefix(body, "{") || strings.Contains(body, `"$schema"`) {
+		return body
+	}
+	lead := `{"$schema":"http://json-schema.org/draft-07/schema#"`
+	if rest := strings.TrimSpace(body[1:]); rest != "}" {
+		lead += ","
+	}
+	return lead + body[1:]
 }
 
 // approvalResumeSchema is the resumeSchema of Mastra's tool-call-approval
@@ -463,17 +551,15 @@ func (s *Server) writeChunks(rw http.ResponseWriter, run *apiRun) {
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
 	for e := range run.events {
-		c, ok := run.chunk(e)
-		if !ok {
-			continue
-		}
-		data, err := json.Marshal(c)
-		if err != nil {
-			s.log.Error("encode stream chunk", "type", c.Type, "err", err)
-			continue
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-			return // the client is gone; a run on a thread goes on
+		for _, c := range run.chunks(e) {
+			data, err := json.Marshal(c)
+			if err != nil {
+				s.log.Error("encode stream chunk", "type", c.Type, "err", err)
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+				return // the client is gone; a run on a thread goes on
+			}
 		}
 		_ = rc.Flush()
 	}

@@ -439,7 +439,7 @@ func TestAPIStream(t *testing.T) {
 					deltas = append(deltas, get(ch, "payload", "text").(string))
 				}
 			}
-			if want := "start step-start text-delta text-delta text-delta text-delta text-delta step-finish finish"; strings.Join(types, " ") != want {
+			if want := "start step-start text-start text-delta text-delta text-delta text-delta text-delta text-end step-finish finish"; strings.Join(types, " ") != want {
 				t.Errorf("chunk types %v, want %s", types, want)
 			}
 			if !reflect.DeepEqual(deltas, tokens) {

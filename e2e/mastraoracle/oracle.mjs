@@ -46,7 +46,13 @@ const memory = { thread: sc.threadId ?? "thread-1", resource: sc.resourceId ?? "
 let runId;
 for (const turn of sc.turns) {
 	let out;
-	if (turn.message !== undefined) {
+	if (turn.message !== undefined && sc.stream) {
+		// The stream's chunks, one JSON line each, for the chunk comparison.
+		const res = await agent.stream(turn.message, { memory });
+		for await (const c of res.fullStream) console.log("CHUNK " + JSON.stringify(c));
+		runId = res.runId;
+		continue;
+	} else if (turn.message !== undefined) {
 		out = await agent.generate(turn.message, { memory, ...(sc.maxSteps ? { maxSteps: sc.maxSteps } : {}) });
 	} else {
 		out = await agent.resumeGenerate(turn.resume, { runId, memory });
