@@ -25,6 +25,7 @@ const maxAPIBody = 4 << 20
 func (s *Server) apiRoutes(mux *http.ServeMux) {
 	s.signalRoutes(mux)
 	s.approvalRoutes(mux)
+	s.idleRoutes(mux)
 	mux.HandleFunc("GET /api/agents", s.api(s.apiListAgents))
 	mux.HandleFunc("GET /api/agents/{agentId}", s.api(s.apiGetAgent))
 	mux.HandleFunc("POST /api/agents/{agentId}/generate", s.api(s.apiGenerate))

@@ -17,6 +17,7 @@ const served = new Set([
 	"POST /agents/:agentId/signals",
 	"POST /agents/:agentId/threads/abort",
 	"GET /agents/:agentId/tools/:toolId",
+	"GET /agents/:agentId/suspended-runs",
 	"POST /agents/:agentId/tools/:toolId/execute",
 	"POST /agents/:agentId/send-tool-approval",
 	"POST /agents/:agentId/approve-tool-call-generate",

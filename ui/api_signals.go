@@ -449,14 +449,11 @@ func (s *Server) apiUpdateNotification(r *http.Request) (any, error) {
 	return map[string]any{"notification": n}, nil
 }
 
-// keepAlive is how often an idle subscription says it is still there.
-const keepAlive = 25 * time.Second
-
 // apiSubscribe streams every run of a thread as Mastra chunks, one run
 // after another, until the client leaves (subscribeToThread). Leaving
-// stops nothing.
-func (s *Server) apiSubscribe(rw http.ResponseWriter, r *http.Request) {
-	w := s.streamWriter(rw)
+// stops nothing. Parley's own route, for an existing thread; Mastra's is
+// POST threads/subscribe (api_idle.go).
+func (s *Server) apiSubscribe(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -466,45 +463,5 @@ func (s *Server) apiSubscribe(rw http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	sub := s.rt.Subscribe(threadID)
-	defer sub.Close()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-s.ctx.Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			_ = rc.Flush()
-			continue
-		case <-sub.Ready():
-		}
-		for _, e := range sub.Drain() {
-			run := &apiRun{id: e.RunID, messageID: e.MessageID}
-			c, ok := run.chunk(e)
-			if !ok {
-				continue
-			}
-			data, err := json.Marshal(c)
-			if err != nil {
-				continue
-			}
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-				return
-			}
-		}
-		_ = rc.Flush()
-	}
+	s.followThread(w, r, threadID)
 }

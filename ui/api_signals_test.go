@@ -174,7 +174,7 @@ func TestAPISubscribeToThread(t *testing.T) {
 			types = append(types, c["type"].(string))
 		}
 		got := strings.Join(types, ",")
-		if !strings.HasPrefix(got, "start,data-user-message,step-start,text-delta") || !strings.HasSuffix(got, "step-finish,finish") {
+		if !strings.HasPrefix(got, "start,data-user-message,step-start,text-start,text-delta") || !strings.HasSuffix(got, "step-finish,finish") {
 			t.Fatalf("run %d chunks %s", i, got)
 		}
 		if get(chunks[1], "data", "contents") != text || get(chunks[1], "transient") != true {
