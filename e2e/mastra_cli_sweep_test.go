@@ -83,7 +83,7 @@ func runSweep(t *testing.T, node, bin, url string, cmds []sweepCmd) []sweepResul
 			t.Logf("mastra %v → %s", c.args, bytes.TrimSpace(raw))
 			res[i].ok = err == nil
 			if jerr := json.Unmarshal(raw, &res[i].out); jerr != nil {
-				res[i].err = errors.New("output is not JSON: " + string(stdout.Bytes()) + string(stderr.Bytes()))
+				res[i].err = errors.New("output is not JSON: " + stdout.String() + stderr.String())
 			}
 		}()
 	}

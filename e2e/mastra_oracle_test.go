@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"parley/agentcore/scripted"
 )
@@ -42,6 +45,15 @@ type oracleCase struct {
 type oracleTurn struct {
 	Message string          `json:"message,omitempty"`
 	Resume  json.RawMessage `json:"resume,omitempty"`
+	// During is a message sent to the run while its first text streams.
+	During *oracleDuring `json:"during,omitempty"`
+}
+
+// oracleDuring is a message for a running run: sent ("send", delivered to
+// the run) or queued ("queue", a turn of its own after it).
+type oracleDuring struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
 }
 
 func userSays(texts ...string) []oracleTurn {
@@ -117,6 +129,16 @@ func TestMastraOracle(t *testing.T) {
 				call("submit_plan", `{"path":".mastracode/plans/x.md"}`),
 				{Text: "Waiting for your instructions."},
 			},
+		},
+		{
+			name:    "a message sent to the running run",
+			turns:   []oracleTurn{{Message: "Write a long answer", During: &oracleDuring{Kind: "send", Text: "Also mention <b>tests</b>."}}},
+			replies: []scripted.Reply{{Text: slowText, Delay: 15 * time.Millisecond}, {Text: "Noted, tests too."}},
+		},
+		{
+			name:    "a message queued behind the running run",
+			turns:   []oracleTurn{{Message: "Write a long answer", During: &oracleDuring{Kind: "queue", Text: "Then summarise it."}}},
+			replies: []scripted.Reply{{Text: slowText, Delay: 15 * time.Millisecond}, {Text: "In short: done."}},
 		},
 		{
 			name:  "task lane over two turns",
@@ -211,6 +233,10 @@ func TestMastraOracle(t *testing.T) {
 	}
 }
 
+// slowText streams for about a second at 15 ms a token: long enough for a
+// message sent at its first token to arrive before it ends.
+const slowText = "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty."
+
 func call(name, args string) scripted.Reply {
 	return scripted.Reply{ToolCalls: []scripted.ToolCall{{Name: name, Args: args}}}
 }
@@ -267,6 +293,10 @@ func runParley(t *testing.T, c oracleCase) []scripted.Request {
 			}
 			continue
 		}
+		if turn.During != nil {
+			streamSending(t, p, id, turn)
+			continue
+		}
 		req := map[string]any{"messages": turn.Message, "memory": map[string]string{"thread": id, "resource": "default"}}
 		if c.maxSteps > 0 {
 			req["maxSteps"] = c.maxSteps
@@ -282,7 +312,49 @@ func runParley(t *testing.T, c oracleCase) []scripted.Request {
 		_ = json.Unmarshal([]byte(out), &res)
 		runID = res.RunID
 	}
+	// Every scripted reply is for a request: a queued turn may still be
+	// on its way to the model.
+	for deadline := time.Now().Add(10 * time.Second); len(p.Model.Requests()) < len(c.replies) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := p.In.Runtime.Wait(ctx, id); err != nil {
+		t.Fatalf("the chat did not come to rest: %v", err)
+	}
 	return p.Model.Requests()
+}
+
+// streamSending streams turn's message on thread id and, at its first text
+// delta, sends or queues turn.During to the run, as a client would; it
+// returns once the thread is idle again.
+func streamSending(t *testing.T, p *parley, id string, turn oracleTurn) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"messages": turn.Message, "memory": map[string]string{"thread": id, "resource": "default"}})
+	resp, err := http.Post(p.URL+"/api/agents/parley/stream", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sent := false
+	for sc.Scan() {
+		if !sent && strings.Contains(sc.Text(), `"type":"text-delta"`) {
+			sent = true
+			route := map[string]string{"send": "send-message", "queue": "queue-message"}[turn.During.Kind]
+			msg, _ := json.Marshal(map[string]any{"message": turn.During.Text, "resourceId": "default", "threadId": id})
+			if code, out := p.postJSON(t, "/api/agents/parley/"+route, string(msg)); code != 200 {
+				t.Fatalf("%s: %d %s", route, code, out)
+			}
+		}
+	}
+	// A queued message starts a run of its own once this one has ended.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := p.In.Runtime.Wait(ctx, id); err != nil {
+		t.Fatalf("the thread did not come to rest: %v", err)
+	}
 }
 
 // normalRequest is what the comparison sees of one provider request.

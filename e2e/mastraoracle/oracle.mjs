@@ -46,7 +46,24 @@ const memory = { thread: sc.threadId ?? "thread-1", resource: sc.resourceId ?? "
 let runId;
 for (const turn of sc.turns) {
 	let out;
-	if (turn.message !== undefined && sc.stream) {
+	if (turn.message !== undefined && turn.during) {
+		// A message sent to the run while its first text streams.
+		const memoryTarget = { resourceId: memory.resource, threadId: memory.thread };
+		const res = await agent.stream(turn.message, { memory });
+		let sent = false;
+		for await (const c of res.fullStream) {
+			if (!sent && c.type === "text-delta") {
+				sent = true;
+				const target = { ...memoryTarget, runId: res.runId };
+				if (turn.during.kind === "queue") agent.queueMessage(turn.during.text, target);
+				else agent.sendMessage(turn.during.text, target);
+			}
+		}
+		runId = res.runId;
+		// Runs the message started after this one ended (a queued message).
+		await new Promise((r) => setTimeout(r, turn.during.settleMs ?? 3000));
+		continue;
+	} else if (turn.message !== undefined && sc.stream) {
 		// The stream's chunks, one JSON line each, for the chunk comparison.
 		const res = await agent.stream(turn.message, { memory });
 		for await (const c of res.fullStream) console.log("CHUNK " + JSON.stringify(c));
