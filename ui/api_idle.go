@@ -456,9 +456,19 @@ func (s *Server) apiObserve(rw http.ResponseWriter, r *http.Request) {
 			}
 		}
 		_ = rc.Flush()
-		// The run may have ended between the check above and the
-		// subscription: then no terminal event comes.
+		// A run lets go of its thread just before it publishes its end,
+		// under the thread's lane: once the lane is free, what is left of
+		// it is queued here.
 		if l, ok := s.rt.Live(run.ThreadID); !ok || l.Run.ID != run.ID {
+			_ = s.rt.Queued(run.ThreadID)
+			for _, e := range sub.Drain() {
+				if e.RunID != run.ID {
+					continue
+				}
+				if ended, err := f.write(w, e); err != nil || ended {
+					break
+				}
+			}
 			done()
 			return
 		}
