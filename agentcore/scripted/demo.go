@@ -15,6 +15,7 @@ const (
 
 var (
 	wantsLong     = regexp.MustCompile(`(?i)\blong\b`)
+	wantsMath     = regexp.MustCompile(`(?i)\b(math|maths|formulas?|equations?)\b`)
 	wantsFiles    = regexp.MustCompile(`(?i)\b(files?|workspace|folder)\b`)
 	wantsQuestion = regexp.MustCompile(`(?i)\b(question|ask me)\b`)
 	wantsPlan     = regexp.MustCompile(`(?i)\bplan\b`)
@@ -121,8 +122,11 @@ func Demo(req Request) Reply {
 		}
 	}
 	reply := demoReply
-	if wantsLong.MatchString(text) {
+	switch {
+	case wantsLong.MatchString(text):
 		reply = demoLong
+	case wantsMath.MatchString(text):
+		reply = demoMath
 	}
 	quote := ""
 	if q := quoteOf(text); q != "" {
@@ -234,6 +238,7 @@ const demoReply = "**Hello! This is Parley's demo mode.** The replies here are s
 	"|---|---|\n" +
 	"| any message | a reply streamed token by token |\n" +
 	"| a message with the word *long* | a long answer, for scrolling |\n" +
+	"| a message with the word *math* | formulas typeset from TeX |\n" +
 	"| the thread list | rename, pin and delete (hover a chat) |\n" +
 	"| **Stop** while a reply streams | the partial reply is kept, marked stopped |\n" +
 	"| a message with the word *files* | a tool call that lists your workspace, streamed into a card |\n" +
@@ -300,3 +305,10 @@ func DemoTitle(req Request) string {
 	r := []rune(title)
 	return strings.ToUpper(string(r[0])) + string(r[1:])
 }
+
+// demoMath shows math as models write it: inline, display and a fence.
+const demoMath = "{quote}Math in a reply is TeX, typeset by your browser: Euler's identity $e^{i\\pi} + 1 = 0$, " +
+	"or the mean $\\bar{x} = \\frac{1}{n}\\sum_{i=1}^{n} x_i$ inline, and on a line of its own:\n\n" +
+	"$$\n\\int_{-\\infty}^{\\infty} e^{-x^2}\\,dx = \\sqrt{\\pi}\n$$\n\n" +
+	"```math\n\\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix}^{-1} = \\frac{1}{ad - bc} \\begin{pmatrix} d & -b \\\\ -c & a \\end{pmatrix}\n```\n\n" +
+	"A price is not math: this costs $5, that $10.\n"

@@ -286,3 +286,20 @@ func TestDemoTitle(t *testing.T) {
 		}
 	}
 }
+
+// The word math gets formulas in each of the ways models write them, and a
+// price that must stay text.
+func TestDemoMath(t *testing.T) {
+	r := Demo(offer("show me some math please"))
+	for _, want := range []string{`$e^{i\pi} + 1 = 0$`, "$$\n", "```math\n", "costs $5, that $10."} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("the math showcase lacks %q:\n%s", want, r.Text)
+		}
+	}
+	if len(r.ToolCalls) != 0 {
+		t.Errorf("the math showcase calls %v", r.ToolCalls)
+	}
+	if !strings.Contains(Demo(offer("hi")).Text, "the word *math*") {
+		t.Error("the demo's table does not offer the math showcase")
+	}
+}
