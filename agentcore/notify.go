@@ -514,24 +514,21 @@ func (rt *Runtime) dispatchThread(ctx context.Context, ns NotificationStore, thr
 // the records due for one. A summary of low ones only is kept in the
 // thread without waking it.
 func (rt *Runtime) sendSummary(ctx context.Context, ns NotificationStore, threadID string, due []Notification, sent map[string]string) {
-	pending, err := ns.ListNotifications(ctx, NotificationQuery{ThreadID: threadID, Statuses: []NotificationStatus{NotePending}})
-	if err != nil {
-		rt.Log.Error("summarise notifications", "thread", threadID, "err", err)
-		return
-	}
 	allLow := true
 	for _, n := range due {
 		if n.Priority != PriorityLow {
 			allLow = false
 		}
 	}
-	sig := summarySignal(pending)
+	// Only the records due now, as Mastra's sendNotificationSummary: one
+	// summarised before and still pending is not summarised again.
+	sig := summarySignal(due)
 	to := SignalTarget{ThreadID: threadID, AgentID: due[0].AgentID}
 	if allLow {
 		to.IfIdle.Behavior = Persist
 	}
 	now := time.Now().UTC()
-	_, sig, err = rt.SendSignal(ctx, sig, to)
+	_, sig, err := rt.SendSignal(ctx, sig, to)
 	for _, n := range due {
 		n := n
 		if err != nil {

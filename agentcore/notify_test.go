@@ -438,3 +438,35 @@ func TestReadNotifications(t *testing.T) {
 		t.Fatalf("thread %s", got)
 	}
 }
+
+// A summary counts the records due now: a low notification summarised
+// before, and still pending, is not summarised again with the next one
+// (Mastra's sendNotificationSummary).
+func TestNotifySummaryCountsOnlyTheDue(t *testing.T) {
+	rt, _ := newNoteRuntime(t, nil)
+	rt.StartNotifications()
+	th := thread(t, rt)
+	for i, text := range []string{"nightly build passed", "a dependency was updated"} {
+		res, err := rt.Notify(t.Context(), note(agentcore.PriorityLow, text), agentcore.NotifyTarget{ThreadID: th.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for get(t, rt, th.ID, res.Record.ID).SummarySignalID == "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("notification %d never summarised", i+1)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		waitIdle(t, rt, th.ID)
+	}
+	msgs := messages(t, rt, th.ID)
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages, want two summaries: %s", len(msgs), shape(msgs))
+	}
+	for i, m := range msgs {
+		if m.Type != "notification-summary" || m.Content.Text() != "github: 1" {
+			t.Errorf("summary %d: %s %q, want github: 1 (the one due, not both pending)", i+1, m.Type, m.Content.Text())
+		}
+	}
+}
