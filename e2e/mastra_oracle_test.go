@@ -52,8 +52,9 @@ type oracleTurn struct {
 // oracleDuring is a message for a running run: sent ("send", delivered to
 // the run) or queued ("queue", a turn of its own after it).
 type oracleDuring struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Kind   string          `json:"kind"` // send, queue or signal
+	Text   string          `json:"text,omitempty"`
+	Signal json.RawMessage `json:"signal,omitempty"` // for signal: Mastra's AgentSignal
 }
 
 func userSays(texts ...string) []oracleTurn {
@@ -134,6 +135,12 @@ func TestMastraOracle(t *testing.T) {
 			name:    "a message sent to the running run",
 			turns:   []oracleTurn{{Message: "Write a long answer", During: &oracleDuring{Kind: "send", Text: "Also mention <b>tests</b>."}}},
 			replies: []scripted.Reply{{Text: slowText, Delay: 15 * time.Millisecond}, {Text: "Noted, tests too."}},
+		},
+		{
+			name: "a reactive signal sent to the running run",
+			turns: []oracleTurn{{Message: "Write a long answer", During: &oracleDuring{Kind: "signal",
+				Signal: json.RawMessage(`{"type":"reactive","tagName":"ci-result","contents":"Build 118 <failed>","attributes":{"status":"failed","attempt":2}}`)}}},
+			replies: []scripted.Reply{{Text: slowText, Delay: 15 * time.Millisecond}, {Text: "I see the build failed."}},
 		},
 		{
 			name:    "a message queued behind the running run",
@@ -342,8 +349,11 @@ func streamSending(t *testing.T, p *parley, id string, turn oracleTurn) {
 	for sc.Scan() {
 		if !sent && strings.Contains(sc.Text(), `"type":"text-delta"`) {
 			sent = true
-			route := map[string]string{"send": "send-message", "queue": "queue-message"}[turn.During.Kind]
+			route := map[string]string{"send": "send-message", "queue": "queue-message", "signal": "signals"}[turn.During.Kind]
 			msg, _ := json.Marshal(map[string]any{"message": turn.During.Text, "resourceId": "default", "threadId": id})
+			if turn.During.Kind == "signal" {
+				msg, _ = json.Marshal(map[string]any{"signal": turn.During.Signal, "resourceId": "default", "threadId": id})
+			}
 			if code, out := p.postJSON(t, "/api/agents/parley/"+route, string(msg)); code != 200 {
 				t.Fatalf("%s: %d %s", route, code, out)
 			}

@@ -56,6 +56,7 @@ for (const turn of sc.turns) {
 				sent = true;
 				const target = { ...memoryTarget, runId: res.runId };
 				if (turn.during.kind === "queue") agent.queueMessage(turn.during.text, target);
+				else if (turn.during.kind === "signal") agent.sendSignal(turn.during.signal, target);
 				else agent.sendMessage(turn.during.text, target);
 			}
 		}
