@@ -181,6 +181,9 @@ type StreamOptions struct {
 	// model input starts with those delivered since the last one, and a
 	// run that would end reads the late ones first.
 	Signals SignalSource
+	// shareBuffers: text and argument deltas carry the text so far
+	// (Event.soFar), so the runtime keeps one buffer of a reply, the run's.
+	shareBuffers bool
 }
 
 // ErrNoModel is returned when neither the agent nor the call names a model.

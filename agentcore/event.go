@@ -98,6 +98,14 @@ type Event struct {
 	Transform map[string]TransformResult
 	// Signal is the signal a data-signal or data-user-message event echoes.
 	Signal *Signal
+
+	// soFar (text and argument deltas, for a run that shares its buffers:
+	// StreamOptions.shareBuffers) is all the run's text, or all the call's
+	// arguments, up to and including Text: a view of the run's one buffer,
+	// never a copy, which the runtime's content builder keeps instead of
+	// copying the deltas into a buffer of its own. It is cleared before
+	// the event goes anywhere else, so nothing else holds the buffer.
+	soFar string
 }
 
 // Terminal reports whether the event ends its run.

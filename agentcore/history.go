@@ -100,12 +100,20 @@ func assistantTurns(c Content) []llm.Message {
 // the text of a part is a slice of it and the text of the whole reply
 // (Content.Content) is all of it: a snapshot costs no copy of the text
 // however often the store writes the reply and the pages read it.
+//
+// A run that shares its buffers (Event.soFar) writes its text and each
+// call's arguments once, in buffers of its own: while the deltas follow
+// each other there, the builder keeps views of them (shared, views) and
+// no copy; a delta that does not follow on (none should) makes it copy
+// what it has into a buffer of its own and go on there.
 type contentBuilder struct {
-	parts []Part
-	all   *strings.Builder         // the text of every text part, in order
-	spans map[int][2]int           // text part index → its bytes in all
-	text  map[int]*strings.Builder // part index → its reasoning or streamed arguments
-	calls map[string]int           // tool call id → part index
+	parts  []Part
+	all    *strings.Builder         // the text of every text part, in order
+	shared string                   // or, while all is nil: that text, a view of the run's
+	spans  map[int][2]int           // text part index → its bytes in all (or shared)
+	text   map[int]*strings.Builder // part index → its reasoning or streamed arguments
+	views  map[int]string           // or, for arguments: a view of the run's buffer of them
+	calls  map[string]int           // tool call id → part index
 	// usage sums the model calls that wrote this content; context is the
 	// context fill of the last one (see MetaUsage).
 	usage   Usage
@@ -131,7 +139,7 @@ func (b *contentBuilder) apply(e Event) bool {
 			n++
 		}
 		if kind == "text" {
-			b.appendText(n-1, e.Text)
+			b.appendText(n-1, e.Text, e.soFar)
 		} else {
 			b.buf(n - 1).WriteString(e.Text)
 		}
@@ -147,7 +155,7 @@ func (b *contentBuilder) apply(e Event) bool {
 		return true
 	case EventToolCallDelta:
 		if i, ti := b.call(e.ToolCallID); ti != nil {
-			b.buf(i).WriteString(e.Text)
+			b.appendArgs(i, e.Text, e.soFar)
 			if _, known := ti.Transforms[TargetDisplay][PhaseInputDelta]; !known {
 				ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputDelta, e.Transform)
 			}
@@ -162,6 +170,7 @@ func (b *contentBuilder) apply(e Event) bool {
 			ti.Signature = cmp.Or(e.Signature, ti.Signature)
 			ti.ProviderCallID = cmp.Or(e.ProviderCallID, ti.ProviderCallID)
 			delete(b.text, i)
+			delete(b.views, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseInputAvailable, e.Transform)
 			return true
 		}
@@ -169,6 +178,7 @@ func (b *contentBuilder) apply(e Event) bool {
 		if i, ti := b.call(e.ToolCallID); ti != nil {
 			ti.State, ti.SuspendPayload, ti.Approval = "suspended", e.Result, e.Type == EventToolApproval
 			delete(b.text, i)
+			delete(b.views, i)
 			ti.Transforms = mergeTransforms(ti.Transforms, PhaseSuspend, e.Transform)
 			return true
 		}
@@ -194,6 +204,7 @@ func (b *contentBuilder) apply(e Event) bool {
 				ti.ResumeData = e.Resume
 			}
 			delete(b.text, i)
+			delete(b.views, i)
 			phase := PhaseOutput
 			if e.IsError {
 				phase = PhaseError
@@ -205,19 +216,65 @@ func (b *contentBuilder) apply(e Event) bool {
 	return false
 }
 
-// appendText appends text to the text part i, the last part.
-func (b *contentBuilder) appendText(i int, text string) {
-	if b.all == nil {
-		b.all = &strings.Builder{}
+// appendText appends text to the text part i, the last part. soFar, when
+// given, is the run's text up to and including text: while it holds all
+// of this builder's text at its end, that text is a view of it.
+func (b *contentBuilder) appendText(i int, text, soFar string) {
+	if b.spans == nil {
 		b.spans = map[int][2]int{}
 	}
 	sp, ok := b.spans[i]
 	if !ok {
-		sp[0] = b.all.Len()
+		sp[0] = b.allLen()
 	}
-	b.all.WriteString(text)
-	sp[1] = b.all.Len()
+	switch start := len(soFar) - len(b.shared) - len(text); {
+	case b.all == nil && soFar != "" && start >= 0 && soFar[len(soFar)-len(text):] == text:
+		b.shared = soFar[start:]
+	default:
+		if b.all == nil {
+			b.all = &strings.Builder{}
+			b.all.Grow(len(b.shared) + len(text))
+			b.all.WriteString(b.shared)
+			b.shared = ""
+		}
+		b.all.WriteString(text)
+	}
+	sp[1] = b.allLen()
 	b.spans[i] = sp
+}
+
+// allText is the text of every text part, in order.
+func (b *contentBuilder) allText() string {
+	if b.all != nil {
+		return b.all.String()
+	}
+	return b.shared
+}
+
+func (b *contentBuilder) allLen() int {
+	if b.all != nil {
+		return b.all.Len()
+	}
+	return len(b.shared)
+}
+
+// appendArgs appends a delta of the streamed arguments of the call at
+// part i; soFar, when given, is all of them up to and including it, a
+// view of the run's buffer, kept instead of a copy.
+func (b *contentBuilder) appendArgs(i int, text, soFar string) {
+	if b.text[i] == nil && soFar != "" && len(soFar) == len(b.views[i])+len(text) && soFar[len(b.views[i]):] == text {
+		if b.views == nil {
+			b.views = map[int]string{}
+		}
+		b.views[i] = soFar
+		return
+	}
+	if v, ok := b.views[i]; ok {
+		delete(b.views, i)
+		b.buf(i).Grow(len(v) + len(text))
+		b.buf(i).WriteString(v)
+	}
+	b.buf(i).WriteString(text)
 }
 
 func (b *contentBuilder) buf(i int) *strings.Builder {
@@ -241,9 +298,7 @@ func (b *contentBuilder) call(id string) (int, *ToolInvocation) {
 // content returns a snapshot that later events do not change.
 func (b *contentBuilder) content() Content {
 	c := Content{Format: 2, Parts: make([]Part, len(b.parts))}
-	if b.all != nil {
-		c.Content = b.all.String()
-	}
+	c.Content = b.allText()
 	for i, p := range b.parts {
 		buf := b.text[i]
 		sp, inAll := b.spans[i]
@@ -253,6 +308,8 @@ func (b *contentBuilder) content() Content {
 			ti.Transforms = copyTransforms(ti.Transforms)
 			if buf != nil {
 				ti.ArgsText = buf.String()
+			} else if v, ok := b.views[i]; ok {
+				ti.ArgsText = v
 			}
 			p.ToolInvocation = &ti
 		case inAll:
@@ -340,7 +397,7 @@ func withInvocation(c Content, ti ToolInvocation) Content {
 func (b *contentBuilder) load(c Content) {
 	b.parts = make([]Part, len(c.Parts))
 	copy(b.parts, c.Parts)
-	b.all, b.spans = nil, nil
+	b.all, b.shared, b.spans, b.views = nil, "", nil, nil
 	b.calls = map[string]int{}
 	b.usage, _ = MessageUsage(c)
 	b.context, _ = MessageContextTokens(c)
@@ -351,7 +408,7 @@ func (b *contentBuilder) load(c Content) {
 			b.calls[ti.ToolCallID] = i
 		}
 		if p.Type == "text" {
-			b.appendText(i, p.Text) // every text part is in all
+			b.appendText(i, p.Text, "") // every text part is in all
 		}
 	}
 }

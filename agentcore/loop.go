@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"parley/agentcore/llm"
 )
@@ -32,6 +33,9 @@ type run struct {
 	active map[string]bool // nil: every tool
 	usage  Usage
 	spec   string // the model's provider/model
+	// text is the run's text, every step's in order: a step's text is a
+	// view of it (stepOut.text), and so is a text delta's soFar.
+	text strings.Builder
 }
 
 // emit hands e to the consumer; it reports false once the consumer is gone.
@@ -268,9 +272,12 @@ type stepOut struct {
 
 // call is one tool call of a step.
 type call struct {
-	id, name  string // id is Parley's (NewCallID, see callid.go): stored, published, shown, used in URLs
-	tool      *Tool  // resolved at input start; nil if unknown
-	args      strings.Builder
+	id, name string // id is Parley's (NewCallID, see callid.go): stored, published, shown, used in URLs
+	tool     *Tool  // resolved at input start; nil if unknown
+	args     strings.Builder
+	// shared, while args is empty: the arguments so far as the provider's
+	// adapter keeps them (llm.Part.InputSoFar), not copied into args.
+	shared    string
 	input     json.RawMessage // the complete, parsed (maybe repaired) input
 	parseErr  error
 	signature string
@@ -288,6 +295,31 @@ type call struct {
 	providerID string
 }
 
+// appendArgs adds a delta d of the call's streamed arguments; soFar, when
+// the provider's adapter gives it, is all of them up to and including d,
+// kept as it is while the deltas follow on in it.
+func (c *call) appendArgs(d, soFar string) {
+	if c.args.Len() == 0 && soFar != "" && len(soFar) == len(c.shared)+len(d) && strings.HasSuffix(soFar, d) {
+		c.shared = soFar
+		return
+	}
+	if c.shared != "" {
+		c.args.Grow(len(c.shared) + len(d))
+		c.args.WriteString(c.shared)
+		c.shared = ""
+	}
+	c.args.WriteString(d)
+}
+
+func (c *call) argsText() string {
+	if c.args.Len() == 0 {
+		return c.shared
+	}
+	return c.args.String()
+}
+
+func (c *call) argsLen() int { return len(c.argsText()) }
+
 // step makes one model call, streaming its text and tool input.
 //
 // The provider's parts name calls by the provider's ids, which are not
@@ -298,7 +330,7 @@ type call struct {
 // as calls complete in the order they started.
 func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step int) stepOut {
 	var out stepOut
-	var text strings.Builder
+	stepText := r.text.Len()         // where this step's text begins in r.text
 	open := map[string][]*call{}     // provider id → calls started, not complete
 	executed := map[string][]*call{} // provider id → provider-executed calls awaiting their result
 	sent := map[string]bool{}        // provider ids that go back to the provider in this step
@@ -342,9 +374,12 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 		}
 		return q[0]
 	}
-	delta := func(c *call, d string) {
-		c.args.WriteString(d)
+	delta := func(c *call, d, soFar string) {
+		c.appendArgs(d, soFar)
 		e := Event{Type: EventToolCallDelta, Step: step, ToolCallID: c.id, ToolName: c.name, Text: d}
+		if r.opts.shareBuffers {
+			e.soFar = c.argsText()
+		}
 		e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputDelta, ToolName: c.name, ToolCallID: c.id, InputTextDelta: d})
 		r.emit(e)
 		if c.tool != nil && c.tool.OnInputDelta != nil {
@@ -371,8 +406,12 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 		switch part.Type {
 		case llm.PartTextDelta:
 			if part.Text != "" {
-				text.WriteString(part.Text)
-				r.emit(Event{Type: EventTextDelta, Step: step, Text: part.Text})
+				r.text.WriteString(part.Text)
+				e := Event{Type: EventTextDelta, Step: step, Text: part.Text}
+				if r.opts.shareBuffers {
+					e.soFar = r.text.String()
+				}
+				r.emit(e)
 			}
 		case llm.PartReasoningDelta:
 			if part.Text != "" {
@@ -386,12 +425,12 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 			}
 		case llm.PartToolInputDelta:
 			if c := newest(part.ToolCallID); c != nil && part.Text != "" {
-				delta(c, part.Text)
+				delta(c, part.Text, part.InputSoFar)
 			}
 		case llm.PartToolInputEnd:
 			// A call whose arguments all come with the call itself ends
 			// there, so its one delta comes before the end.
-			if c := newest(part.ToolCallID); c != nil && c.args.Len() > 0 {
+			if c := newest(part.ToolCallID); c != nil && c.argsLen() > 0 {
 				end(c)
 			}
 		case llm.PartToolCall:
@@ -399,17 +438,19 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 			if c == nil { // a provider that sends the call whole
 				c = begin(part.ToolCallID, part.ToolName)
 			}
-			if c.args.Len() == 0 && part.Input != "" {
-				delta(c, part.Input)
+			if c.argsLen() == 0 && part.Input != "" {
+				delta(c, part.Input, "")
 			}
 			end(c)
 			final := part.Input
 			if final == "" {
-				final = c.args.String()
+				final = c.argsText()
 			}
 			c.signature = part.Signature
 			c.providerExecuted = part.ProviderExecuted // the provider runs it: shown, never run here
 			r.complete(c, final, step)
+			c.args.Reset() // c.input holds what it needs of it
+			c.shared = ""
 			if c.providerExecuted {
 				executed[part.ToolCallID] = append(executed[part.ToolCallID], c)
 				break
@@ -446,7 +487,7 @@ func (r *run) step(ctx context.Context, model llm.Model, req llm.Request, step i
 			}
 		}
 	}
-	out.text = text.String()
+	out.text = r.text.String()[stepText:]
 	return out
 }
 
@@ -458,7 +499,7 @@ func (r *run) complete(c *call, raw string, step int) {
 		b, _ := json.Marshal(raw) // shown as the text the model wrote
 		c.input = b
 	} else {
-		c.input = json.RawMessage(fixed)
+		c.input = rawOf(fixed)
 	}
 	e := Event{Type: EventToolCall, Step: step, ToolCallID: c.id, ToolName: c.name, Args: c.input, ProviderExecuted: c.providerExecuted, Signature: c.signature, ProviderCallID: c.providerID}
 	e.Transform = transform(r.log, r.agent.Transform, c.tool, TransformContext{Phase: PhaseInputAvailable, ToolName: c.name, ToolCallID: c.id, Input: c.input})
@@ -737,13 +778,35 @@ func (r *run) resolve(name string) *Tool {
 	return nil
 }
 
+// shareFrom is the size from which a call's input is one array of bytes
+// shared by its string and its json.RawMessage (rawOf, textOf), not copied
+// from one to the other: a 10 MiB argument was copied twice on its way
+// back to the model. Neither is ever written to.
+const shareFrom = 64 << 10
+
+// rawOf is s as JSON bytes: the same bytes, when s is big.
+func rawOf(s string) json.RawMessage {
+	if len(s) < shareFrom {
+		return json.RawMessage(s)
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// textOf is b as a string: the same bytes, when b is big.
+func textOf(b json.RawMessage) string {
+	if len(b) < shareFrom {
+		return string(b)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // stepMessages are what a step adds to the prompt: the assistant's text and
 // calls, then the results as the model sees them.
 func stepMessages(text string, calls []*call, results []toolResult) []llm.Message {
 	a := llm.Message{Role: llm.RoleAssistant, Text: text}
 	t := llm.Message{Role: llm.RoleTool}
 	for i, c := range calls {
-		a.ToolCalls = append(a.ToolCalls, llm.ToolCall{ID: sendID(c.id, c.providerID), Name: c.name, Input: string(c.input), Signature: c.signature})
+		a.ToolCalls = append(a.ToolCalls, llm.ToolCall{ID: sendID(c.id, c.providerID), Name: c.name, Input: textOf(c.input), Signature: c.signature})
 		t.ToolResults = append(t.ToolResults, llm.ToolResult{CallID: sendID(c.id, c.providerID), Name: c.name, Output: results[i].modelText, IsError: results[i].isError})
 	}
 	return []llm.Message{a, t}

@@ -496,6 +496,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 		}
 	}
 	l.options.apply(&opts)
+	opts.shareBuffers = true // l's builder keeps views of the run's text and arguments
 	for e := range start(history, opts) {
 		e.MessageID = l.messageID()
 		if e.Terminal() {
@@ -503,6 +504,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 			break
 		}
 		changed := l.apply(e)
+		e.soFar = "" // the bus holds events: none holds the run's buffer
 		rt.bus.Publish(e)
 		if changed {
 			select {

@@ -75,6 +75,9 @@ type Tool struct {
 	schemas     sync.Once
 	in, out, rs *jsonschema.Schema
 	errSch      error
+	// closed: the input schema closes an object (closesObjects), so
+	// strip may drop keys.
+	closed bool
 }
 
 // InputStart is what OnInputStart gets when the model starts a call.
@@ -217,6 +220,10 @@ func (t *Tool) WithExecute(execute func(ctx context.Context, input json.RawMessa
 
 func (t *Tool) compile() error {
 	t.schemas.Do(func() {
+		var schema any
+		if json.Unmarshal(t.InputSchema, &schema) == nil {
+			t.closed = closesObjects(schema)
+		}
 		if len(t.InputSchema) > 0 {
 			if t.in, t.errSch = compileSchema(t.ID+"-input", t.InputSchema); t.errSch != nil {
 				return
@@ -253,6 +260,11 @@ func (t *Tool) ValidateInput(input json.RawMessage) error {
 			return err
 		}
 	}
+	return t.refine(input)
+}
+
+// refine is the tool's Refine check of input, as a SchemaError.
+func (t *Tool) refine(input json.RawMessage) error {
 	if t.Refine != nil {
 		if msg := t.Refine(input); msg != "" {
 			return &SchemaError{Problems: []string{"(root): " + msg}}
@@ -298,11 +310,52 @@ type SchemaError struct {
 func (e *SchemaError) Error() string { return strings.Join(e.Problems, "\n") }
 
 func validate(s *jsonschema.Schema, doc json.RawMessage) error {
+	v, err := decodeInput(doc)
+	return validateValue(s, v, err)
+}
+
+// decodeInput decodes a document as the validator wants it: numbers as
+// json.Number, which only a Decoder gives. A document with no number in it
+// decodes the same with Unmarshal, without the Decoder's buffer (a copy of
+// the whole document, grown by doubling: three times a big argument's
+// size); a document Unmarshal refuses goes to the Decoder, for its error.
+func decodeInput(doc json.RawMessage) (any, error) {
+	if !hasNumber(doc) {
+		var v any
+		if json.Unmarshal(doc, &v) == nil {
+			return v, nil
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc)) // not a string of it: a copy of the whole input
 	dec.UseNumber()                              // the validator wants json.Number, not float64
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return &SchemaError{Problems: []string{"(root): not valid JSON: " + err.Error()}}
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// hasNumber reports whether doc may hold a number: a digit or a minus
+// sign outside its strings (true, false and null have neither).
+func hasNumber(doc []byte) bool {
+	in, esc := false, false
+	for _, c := range doc {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == '-' || '0' <= c && c <= '9'):
+			return true
+		}
+	}
+	return false
+}
+
+// validateValue validates v, decoded by decodeInput with the error derr.
+func validateValue(s *jsonschema.Schema, v any, derr error) error {
+	if derr != nil {
+		return &SchemaError{Problems: []string{"(root): not valid JSON: " + derr.Error()}}
 	}
 	err := s.Validate(v)
 	var ve *jsonschema.ValidationError

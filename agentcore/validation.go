@@ -56,8 +56,7 @@ func (f *FieldErrors) add(path []string, msg string) {
 // result; err only when the tool's schema itself is broken. name is what
 // the model called the tool.
 func (t *Tool) CheckInput(name string, input json.RawMessage) (json.RawMessage, *InputError, error) {
-	clean := t.strip(input)
-	err := t.ValidateInput(clean)
+	clean, err := t.stripValidate(input)
 	var se *SchemaError
 	switch {
 	case err == nil:
@@ -78,28 +77,64 @@ func (t *Tool) CheckInput(name string, input json.RawMessage) (json.RawMessage, 
 	return nil, out, nil
 }
 
-// strip drops, at every level the schema describes, the keys of objects
-// whose schema lists its properties and allows no others. Input that is
-// not JSON, or has nothing to drop, comes back as it was.
-func (t *Tool) strip(input json.RawMessage) json.RawMessage {
+// stripValidate drops, at every level the schema describes, the keys of
+// objects whose schema lists its properties and allows no others (input
+// that is not JSON, or has nothing to drop, is left as it was), then
+// validates what is left (ValidateInput). The input is decoded once for
+// both (a big argument was decoded twice, and each decode buffers all of
+// it): the stripped value is what decoding the stripped JSON gives, so it
+// is validated as it is. A schema that closes no object (closesObjects)
+// drops nothing, and the input is not decoded for it.
+func (t *Tool) stripValidate(input json.RawMessage) (json.RawMessage, error) {
+	if err := t.compile(); err != nil {
+		return input, err
+	}
 	var schema map[string]any
-	if len(t.InputSchema) == 0 || json.Unmarshal(t.InputSchema, &schema) != nil {
-		return input
+	if t.closed && json.Unmarshal(t.InputSchema, &schema) != nil {
+		schema = nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return input
+	if schema == nil && t.in == nil {
+		return input, t.refine(input)
 	}
-	if !stripValue(schema, v) {
-		return input
+	v, derr := decodeInput(input)
+	clean := input
+	if schema != nil && derr == nil && stripValue(schema, v) {
+		if out, err := json.Marshal(v); err == nil {
+			clean = out
+		} else {
+			v, derr = decodeInput(input) // strip leaves the input as it was
+		}
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return input
+	if t.in != nil {
+		if err := validateValue(t.in, v, derr); err != nil {
+			return clean, err
+		}
 	}
-	return out
+	return clean, t.refine(clean)
+}
+
+// closesObjects reports whether schema has, anywhere, an object schema
+// that lists its properties and allows no others: the only kind strip
+// drops keys for.
+func closesObjects(schema any) bool {
+	switch x := schema.(type) {
+	case map[string]any:
+		if x["additionalProperties"] == false && x["properties"] != nil {
+			return true
+		}
+		for _, v := range x {
+			if closesObjects(v) {
+				return true
+			}
+		}
+	case []any:
+		for _, v := range x {
+			if closesObjects(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stripValue drops v's undeclared keys in place; it says whether any went.

@@ -342,9 +342,14 @@ func (c *converter) convert(fp fantasy.StreamPart) []Part {
 		return one(Part{Type: PartToolInputStart, ToolCallID: fp.ID, ToolName: fp.ToolCallName, ProviderExecuted: c.executed[fp.ID] != nil}, true)
 	case fantasy.StreamPartTypeToolInputDelta:
 		// OpenAI-style adapters put the fragment in Delta, Anthropic's in
-		// ToolCallInput.
+		// ToolCallInput; with both (sdkstream's), ToolCallInput is the
+		// input so far.
 		delta := cmp.Or(fp.Delta, fp.ToolCallInput)
-		return one(Part{Type: PartToolInputDelta, ToolCallID: fp.ID, Text: delta, ProviderExecuted: c.executed[fp.ID] != nil}, delta != "")
+		p := Part{Type: PartToolInputDelta, ToolCallID: fp.ID, Text: delta, ProviderExecuted: c.executed[fp.ID] != nil}
+		if fp.Delta != "" && strings.HasSuffix(fp.ToolCallInput, fp.Delta) {
+			p.InputSoFar = fp.ToolCallInput
+		}
+		return one(p, delta != "")
 	case fantasy.StreamPartTypeToolInputEnd:
 		return one(Part{Type: PartToolInputEnd, ToolCallID: fp.ID, ProviderExecuted: c.executed[fp.ID] != nil}, true)
 	case fantasy.StreamPartTypeToolCall:

@@ -122,6 +122,12 @@ type Part struct {
 	Result           string // tool-result: JSON text, for web_search a WebSearchResult
 	IsError          bool   // tool-result: the provider's tool failed
 	URL, Title       string // source; each URL comes once per stream
+
+	// InputSoFar (tool input deltas, from an adapter that keeps the
+	// call's input whole as it streams) is all of the call's input so
+	// far, Text at its end: a view of the adapter's buffer, which the
+	// agent keeps instead of a copy of its own.
+	InputSoFar string
 }
 
 // WebSearchResult is the Result of a web_search call. OpenAI names no

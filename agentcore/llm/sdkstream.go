@@ -229,7 +229,8 @@ func streamChat(ctx context.Context, resp *http.Response, kind sdkStream, yield 
 							continue
 						}
 						tc.args.WriteString(d.Function.Arguments)
-						if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeToolInputDelta, ID: tc.id, Delta: d.Function.Arguments}) {
+						// ToolCallInput: the input so far (Part.InputSoFar).
+						if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeToolInputDelta, ID: tc.id, Delta: d.Function.Arguments, ToolCallInput: tc.args.String()}) {
 							return
 						}
 						continue
@@ -258,7 +259,7 @@ func streamChat(ctx context.Context, resp *http.Response, kind sdkStream, yield 
 					tc.args.WriteString(d.Function.Arguments)
 					toolCalls[d.Index] = tc
 					if d.Function.Arguments != "" {
-						if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeToolInputDelta, ID: id, Delta: d.Function.Arguments}) {
+						if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeToolInputDelta, ID: id, Delta: d.Function.Arguments, ToolCallInput: tc.args.String()}) {
 							return
 						}
 					}
