@@ -520,7 +520,11 @@ func streamDeviation(chunks []map[string]any) []string {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		out = append(out, typ+" "+strings.Join(keys, ","))
+		line := typ + " " + strings.Join(keys, ",")
+		if rs, ok := p["resumeSchema"].(string); ok { // its text is what a client parses
+			line += " resumeSchema=" + rs
+		}
+		out = append(out, line)
 	}
 	return out
 }

@@ -515,15 +515,20 @@ func (run *apiRun) chunks(e agentcore.Event) []chunk {
 // JSON Schema led by its draft-07 "$schema".
 func draft07(schema json.RawMessage) string {
 	body := strings.TrimSpace(string(schema))
-	if !strings.HasPrefix(body, "{") || strings.Contains(body, `"$schema"`) {
+	if !strings.HasPrefix(body, "{") || strings.Contains(body, schemaKey) {
 		return body
 	}
-	lead := `{"$schema":"http://json-schema.org/draft-07/schema#"`
-	if rest := strings.TrimSpace(body[1:]); rest != "}" {
-		lead += ","
+	if rest := strings.TrimSpace(body[1:]); rest == "}" {
+		return draft07Lead + "}"
 	}
-	return lead + body[1:]
+	return draft07Lead + "," + body[1:]
 }
+
+// The JSON Schema dialect tag Mastra puts first in a resume schema.
+const (
+	schemaKey   = `"$schema"`
+	draft07Lead = `{"$schema":"http://json-schema.org/draft-07/schema#"`
+)
 
 // approvalResumeSchema is the resumeSchema of Mastra's tool-call-approval
 // chunk: the JSON Schema of its approval answer, as a string. Parley's API
