@@ -105,6 +105,10 @@ func withCapture(ctx context.Context, c *captured) context.Context {
 type captureTransport struct{ next http.RoundTripper }
 
 func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req, err := spliced(req)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err

@@ -69,6 +69,12 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 		// goroutine and the HTTP request.
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		switch m.sdk {
+		case sdkOpenAI, sdkCompat, sdkOpenRouter: // the arguments are a JSON string
+			if s := spliceInputs(&call); s != nil {
+				ctx = withSplices(ctx, s)
+			}
+		}
 
 		retry := fantasy.RetryWithExponentialBackoffRespectingRetryHeaders[*attempt](m.retry)
 		a, err := retry(ctx, func() (*attempt, error) { return m.start(ctx, lm, call, req) })
