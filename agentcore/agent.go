@@ -177,6 +177,13 @@ type StreamOptions struct {
 	// Instructions are added after the agent's own for this call (a mode's
 	// rules, say).
 	Instructions Instructions
+	// AgentInstructions, when set, replace the agent's own for this call
+	// (Mastra's instructions option); Instructions still follow them.
+	AgentInstructions Instructions
+	// Temperature and MaxOutputTokens, when set, go to the model with
+	// each call (Mastra's modelSettings).
+	Temperature     *float64
+	MaxOutputTokens int64
 	// Signals, when set, are messages sent to the run while it goes: each
 	// model input starts with those delivered since the last one, and a
 	// run that would end reads the late ones first.

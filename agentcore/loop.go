@@ -58,13 +58,21 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 	r.loop(ctx, model, r.prompt(messages), 1)
 }
 
-// prompt is the agent's prompt plus this call's extra instructions.
+// prompt is the agent's prompt (or this call's replacement for its
+// instructions) plus this call's extra instructions.
 func (r *run) prompt(messages []Message) []llm.Message {
 	p := r.agent.prompt(messages)
+	n := len(r.agent.Instructions)
+	if r.opts.AgentInstructions != nil {
+		own := make([]llm.Message, 0, len(r.opts.AgentInstructions)+len(p)-n)
+		for _, s := range r.opts.AgentInstructions {
+			own = append(own, llm.Message{Role: llm.RoleSystem, Text: s.Content})
+		}
+		p, n = append(own, p[n:]...), len(r.opts.AgentInstructions)
+	}
 	if len(r.opts.Instructions) == 0 {
 		return p
 	}
-	n := len(r.agent.Instructions)
 	out := make([]llm.Message, 0, len(p)+len(r.opts.Instructions))
 	out = append(out, p[:n]...)
 	for _, s := range r.opts.Instructions {
@@ -173,7 +181,8 @@ func (r *run) loop(ctx context.Context, model llm.Model, prompt []llm.Message, f
 		if !r.emit(Event{Type: EventStepStart, Step: step}) {
 			return
 		}
-		out := r.step(ctx, model, llm.Request{Messages: r.process(ctx, prompt, step), Tools: specs, ToolChoice: string(r.opts.ToolChoice)}, step)
+		out := r.step(ctx, model, llm.Request{Messages: r.process(ctx, prompt, step), Tools: specs, ToolChoice: string(r.opts.ToolChoice),
+			Temperature: r.opts.Temperature, MaxOutputTokens: r.opts.MaxOutputTokens}, step)
 		if r.gone {
 			return
 		}

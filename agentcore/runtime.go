@@ -202,12 +202,27 @@ type RunOptions struct {
 	// ActiveTools, when non-nil, limits the tools to these; a chat's mode
 	// still hides what it hides (the two are intersected).
 	ActiveTools []string
+	// Instructions, when set, replace the agent's own (a mode's rules
+	// still follow them).
+	Instructions Instructions
+	// Temperature and MaxOutputTokens go to the model when set.
+	Temperature     *float64
+	MaxOutputTokens int64
 }
 
 // apply adjusts opts, which the chat's settings have already shaped.
 func (o RunOptions) apply(opts *StreamOptions) {
 	if o.MaxSteps > 0 {
 		opts.MaxSteps = o.MaxSteps
+	}
+	if o.Instructions != nil {
+		opts.AgentInstructions = o.Instructions
+	}
+	if o.Temperature != nil {
+		opts.Temperature = o.Temperature
+	}
+	if o.MaxOutputTokens > 0 {
+		opts.MaxOutputTokens = o.MaxOutputTokens
 	}
 	if o.ToolChoice != "" {
 		opts.ToolChoice = o.ToolChoice

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -28,9 +29,11 @@ type runBody struct {
 	RunID      string `json:"runId"`
 	Model      string `json:"model"`
 	// Run options, as Mastra's AgentExecutionOptions name them.
-	MaxSteps    *int            `json:"maxSteps"`
-	ToolChoice  json.RawMessage `json:"toolChoice"`
-	ActiveTools []string        `json:"activeTools"`
+	MaxSteps      *int            `json:"maxSteps"`
+	ToolChoice    json.RawMessage `json:"toolChoice"`
+	ActiveTools   []string        `json:"activeTools"`
+	Instructions  json.RawMessage `json:"instructions"`
+	ModelSettings json.RawMessage `json:"modelSettings"`
 }
 
 // maxRunSteps bounds maxSteps from a client.
@@ -72,7 +75,87 @@ func (b runBody) options(agent *agentcore.Agent) (agentcore.RunOptions, error) {
 		}
 		o.ActiveTools = slices.Clone(b.ActiveTools)
 	}
+	if len(b.Instructions) > 0 && string(b.Instructions) != "null" {
+		in, err := instructionsOf(b.Instructions)
+		if err != nil {
+			return o, err
+		}
+		o.Instructions = in
+	}
+	if len(b.ModelSettings) > 0 && string(b.ModelSettings) != "null" {
+		if err := modelSettingsOf(b.ModelSettings, &o); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
+}
+
+// instructionsOf reads Mastra's instructions option: a string, a system
+// message {role: "system", content}, or a list of either.
+func instructionsOf(raw json.RawMessage) (agentcore.Instructions, error) {
+	bad := badRequest(`instructions must be a string, {"role": "system", "content": …} or a list of them`)
+	one := func(raw json.RawMessage) (string, bool) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+		var m struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Role == "system" && m.Content != nil {
+			return *m.Content, true
+		}
+		return "", false
+	}
+	if s, ok := one(raw); ok {
+		return agentcore.Text(s), nil
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil, bad
+	}
+	lines := make([]string, 0, len(list))
+	for _, item := range list {
+		s, ok := one(item)
+		if !ok {
+			return nil, bad
+		}
+		lines = append(lines, s)
+	}
+	return agentcore.Text(lines...), nil
+}
+
+// modelSettingsOf takes the model settings Parley can pass on; any other
+// is a 400 naming it, rather than silently not applied.
+func modelSettingsOf(raw json.RawMessage, o *agentcore.RunOptions) error {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return badRequest("modelSettings must be an object")
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		switch k {
+		case "temperature":
+			var t float64
+			if json.Unmarshal(v, &t) != nil || t < 0 || t > 2 {
+				return badRequest("modelSettings.temperature must be a number from 0 to 2")
+			}
+			o.Temperature = &t
+		case "maxOutputTokens":
+			var n int64
+			if json.Unmarshal(v, &n) != nil || n < 1 || n > 1_000_000 {
+				return badRequest("modelSettings.maxOutputTokens must be a whole number from 1 to 1000000")
+			}
+			o.MaxOutputTokens = n
+		default:
+			if r := []rune(k); len(r) > 40 {
+				k = string(r[:40]) + "…"
+			}
+			return badRequest("modelSettings.%s is not supported: Parley passes on temperature and maxOutputTokens", k)
+		}
+	}
+	return nil
 }
 
 // thread is the thread and resource the run is remembered in ("": none).
@@ -238,8 +321,10 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 	done := func() { stop(); cancel() }
 	if threadID == "" {
 		runID := cmp.Or(b.RunID, agentcore.NewID())
-		events := agent.Stream(ctx, msgs, agentcore.StreamOptions{Model: b.Model, RunID: runID,
-			MaxSteps: options.MaxSteps, ToolChoice: options.ToolChoice, ActiveTools: options.ActiveTools})
+		opts := agentcore.StreamOptions{Model: b.Model, RunID: runID,
+			MaxSteps: options.MaxSteps, ToolChoice: options.ToolChoice, ActiveTools: options.ActiveTools,
+			AgentInstructions: options.Instructions, Temperature: options.Temperature, MaxOutputTokens: options.MaxOutputTokens}
+		events := agent.Stream(ctx, msgs, opts)
 		return &apiRun{id: runID, events: events, close: done, agentID: agent.ID, tools: agent.ToolSet()}, nil
 	}
 	run, err := s.startOnThread(ctx, agent, threadID, resourceID, b.Model, msgs, options)

@@ -27,6 +27,15 @@ func TestAPIRunOptionsHostile(t *testing.T) {
 		{`"toolChoice":7`, `toolChoice must be`},
 		{`"activeTools":["weather","<script>"]`, `activeTools names "<script>", which is not one of the agent's tools`},
 		{`"activeTools":"weather"`, "activeTools must be"},
+		{`"instructions":7`, "instructions must be a string"},
+		{`"instructions":[{"role":"user","content":"hi"}]`, "instructions must be a string"},
+		{`"modelSettings":"hot"`, "modelSettings must be an object"},
+		{`"modelSettings":{"temperature":3}`, "modelSettings.temperature must be a number from 0 to 2"},
+		{`"modelSettings":{"temperature":"warm"}`, "modelSettings.temperature must be a number"},
+		{`"modelSettings":{"maxOutputTokens":0}`, "modelSettings.maxOutputTokens must be a whole number from 1 to 1000000"},
+		{`"modelSettings":{"maxOutputTokens":1.5}`, "modelSettings.maxOutputTokens must be a whole number"},
+		{`"modelSettings":{"topP":0.9}`, "modelSettings.topP is not supported: Parley passes on temperature and maxOutputTokens"},
+		{`"modelSettings":{"` + strings.Repeat("k", 5000) + `":1}`, "modelSettings." + strings.Repeat("k", 40) + "… is not supported"},
 	} {
 		for _, memory := range []string{"", `,"memory":{"thread":"t-opts","resource":"u"}`} {
 			got := e.call("POST", "/api/agents/parley/generate", `{"messages":"hi",`+c.body+memory+`}`, http.StatusBadRequest)
@@ -52,13 +61,27 @@ func TestAPIRunOptions(t *testing.T) {
 			}
 			e.model.Push(scripted.Reply{Text: "Done after seven."})
 			got := e.call("POST", "/api/agents/parley/generate",
-				`{"messages":"go","maxSteps":7,"toolChoice":{"type":"tool","toolName":"weather"},"activeTools":["weather","lookup"]`+memory+`}`, http.StatusOK)
+				`{"messages":"go","maxSteps":7,"toolChoice":{"type":"tool","toolName":"weather"},"activeTools":["weather","lookup"],`+
+					`"instructions":["You are terse.",{"role":"system","content":"Answer in French."}],"modelSettings":{"temperature":0.25,"maxOutputTokens":321}`+memory+`}`, http.StatusOK)
 			if got["text"] != "Done after seven." {
 				t.Fatalf("text %q, want the seventh step's", got["text"])
 			}
 			reqs := e.model.Requests()
 			if len(reqs) != 7 {
 				t.Fatalf("%d model calls, want 7", len(reqs))
+			}
+			// The call's instructions replace the agent's ("Be brief.").
+			var system []string
+			for _, m := range reqs[0].Messages {
+				if m.Role == "system" {
+					system = append(system, m.Content)
+				}
+			}
+			if !slices.Equal(system, []string{"You are terse.", "Answer in French."}) {
+				t.Errorf("system messages %q, want the call's instructions instead of the agent's", system)
+			}
+			if b := string(reqs[0].Body); !strings.Contains(b, `"temperature":0.25`) || !strings.Contains(b, `321`) {
+				t.Errorf("the model settings did not reach the model: %s", b)
 			}
 			var body struct {
 				ToolChoice json.RawMessage `json:"tool_choice"`
