@@ -145,6 +145,11 @@ type ProcessInput struct {
 	AgentID, RunID, ThreadID, ResourceID string
 	Step                                 int
 	Messages                             []llm.Message
+	// Emit reports a signal the processor has put into the prompt (the
+	// task lane's): it is echoed on the run's stream as a transient
+	// data-signal, as Mastra's stream shows state signals, and not stored.
+	// Nil outside a run.
+	Emit func(Signal)
 }
 
 // ToolChoice is "auto", "none", "required", or the name of the one tool

@@ -178,10 +178,13 @@ func (r *run) loop(ctx context.Context, model llm.Model, prompt []llm.Message, f
 		if r.gone {
 			return
 		}
-		if !r.emit(Event{Type: EventStepStart, Step: step}) {
+		// The processors run before the step starts: a signal they add
+		// shows on the stream between the steps, as in Mastra's.
+		input := r.process(ctx, prompt, step)
+		if r.gone || !r.emit(Event{Type: EventStepStart, Step: step}) {
 			return
 		}
-		out := r.step(ctx, model, llm.Request{Messages: r.process(ctx, prompt, step), Tools: specs, ToolChoice: string(r.opts.ToolChoice),
+		out := r.step(ctx, model, llm.Request{Messages: input, Tools: specs, ToolChoice: string(r.opts.ToolChoice),
 			Temperature: r.opts.Temperature, MaxOutputTokens: r.opts.MaxOutputTokens}, step)
 		if r.gone {
 			return
@@ -248,7 +251,11 @@ func (r *run) signals(ctx context.Context) []llm.Message {
 func (r *run) process(ctx context.Context, prompt []llm.Message, step int) []llm.Message {
 	msgs := prompt
 	for _, p := range r.agent.Processors {
-		in := ProcessInput{AgentID: r.agent.ID, RunID: r.id, ThreadID: r.opts.ThreadID, ResourceID: r.opts.ResourceID, Step: step, Messages: msgs}
+		in := ProcessInput{AgentID: r.agent.ID, RunID: r.id, ThreadID: r.opts.ThreadID, ResourceID: r.opts.ResourceID, Step: step, Messages: msgs,
+			Emit: func(s Signal) {
+				s.Transient = true
+				r.emit(Event{Type: EventDataSignal, Step: step, Signal: &s})
+			}}
 		var out []llm.Message
 		err := safeCall(func() (err error) { out, err = p.ProcessInput(ctx, in); return err })
 		if err != nil {

@@ -493,8 +493,6 @@ func TestMastraOracleStream(t *testing.T) {
 //   - step-start: Mastra echoes the provider request; Parley adds stepNumber.
 //   - step-finish and finish: Mastra adds the step's messages in the AI
 //     SDK's form, the provider's response and metadata (headers included).
-//   - data-signal of the task lane: Parley puts the lane into the prompt
-//     (toolkit's TaskStateProcessor) and does not stream it.
 //   - after a suspended call Parley ends the step and the run (step-finish,
 //     finish "suspended"); Mastra's stream just ends.
 func streamDeviation(chunks []map[string]any) []string {
@@ -504,8 +502,6 @@ func streamDeviation(chunks []map[string]any) []string {
 		typ, _ := c["type"].(string)
 		p, _ := c["payload"].(map[string]any)
 		switch {
-		case typ == "data-signal":
-			continue
 		case suspended && (typ == "step-finish" || typ == "finish"):
 			continue
 		case typ == "tool-call-suspended":
@@ -523,6 +519,10 @@ func streamDeviation(chunks []map[string]any) []string {
 		line := typ + " " + strings.Join(keys, ",")
 		if rs, ok := p["resumeSchema"].(string); ok { // its text is what a client parses
 			line += " resumeSchema=" + rs
+		}
+		if d, ok := c["data"].(map[string]any); ok { // a signal: what a client shows of it
+			attrs, _ := json.Marshal(d["attributes"])
+			line += fmt.Sprintf(" %v transient=%v %s tag=%v %q", d["type"], c["transient"], attrs, d["tagName"], d["contents"])
 		}
 		out = append(out, line)
 	}

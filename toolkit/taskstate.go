@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf16"
 
 	"parley/agentcore"
@@ -137,8 +138,31 @@ func (p *TaskStateProcessor) ProcessInput(ctx context.Context, in agentcore.Proc
 			return nil, fmt.Errorf("save task signals of thread %s: %w", in.ThreadID, err)
 		}
 		sig = next
+		if in.Emit != nil {
+			in.Emit(sig.latestSignal(in.ThreadID, len(sig.Shown)))
+		}
 	}
 	return placeSignals(msgs, sig.Shown), nil
+}
+
+// latestSignal is the newest signal as Mastra's stream shows a state
+// signal: its tag, contents and count, and the list it brings the model to.
+func (s taskSignals) latestSignal(threadID string, version int) agentcore.Signal {
+	sig := agentcore.Signal{ID: agentcore.NewID(), Type: agentcore.SignalState, CreatedAt: time.Now().UTC()}
+	state := map[string]any{"id": "tasks", "threadId": threadID, "version": version}
+	if n := len(s.Deltas); n > 0 {
+		ops := s.Deltas[n-1].Ops
+		sig.TagName, sig.Contents = "task-list-update", renderTaskOps(ops)
+		sig.Attributes = agentcore.Attrs{{Name: "changes", Value: len(ops)}}
+		state["mode"] = "delta"
+		sig.Metadata = map[string]any{"delta": ops, "state": state}
+	} else {
+		sig.TagName, sig.Contents = "current-task-list", renderTaskList(s.Snapshot.Tasks)
+		sig.Attributes = agentcore.Attrs{{Name: "count", Value: len(s.Snapshot.Tasks)}}
+		state["mode"], state["cacheKey"] = "snapshot", s.Snapshot.CacheKey
+		sig.Metadata = map[string]any{"value": map[string]any{"tasks": s.Snapshot.Tasks}, "state": state}
+	}
+	return sig
 }
 
 // placeSignals puts each signal into msgs as a user message after the
