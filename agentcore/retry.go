@@ -63,7 +63,7 @@ func (rt *Runtime) Retry(ctx context.Context, threadID string) (Run, error) {
 		return Run{}, fmt.Errorf("retry in thread %s: mark the failed reply: %w", thread.ID, err)
 	}
 	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: failed.ID})
-	run, err := rt.wake(ctx, thread, agent, "", nil)
+	run, err := rt.wake(ctx, thread, agent, "", RunOptions{}, nil)
 	if err != nil {
 		delete(c.Metadata, metaRetried) // nothing replaces it: the model may read it again
 		_ = rt.store.UpdateMessage(context.WithoutCancel(ctx), failed.ID, c, failed.Status)

@@ -33,6 +33,8 @@ type IfIdle struct {
 	Behavior   string `json:"behavior,omitempty"` // wake (default) | persist | discard
 	Attributes Attrs  `json:"attributes,omitempty"`
 	Model      string `json:"model,omitempty"` // the woken run's model; "" = the thread's
+	// Options adjust the woken run (Mastra's ifIdle.streamOptions).
+	Options RunOptions `json:"-"`
 }
 
 // SignalTarget is where a signal goes: a run, or a thread.
@@ -82,9 +84,10 @@ func (rt *Runtime) liveRun(threadID string) *liveRun {
 
 // queuedTurn is a message waiting for the run in progress to end.
 type queuedTurn struct {
-	sig   Signal
-	agent *Agent
-	model string
+	sig     Signal
+	agent   *Agent
+	model   string
+	options RunOptions
 }
 
 // SendMessage sends a user message to a thread: delivered into the running
@@ -120,7 +123,7 @@ func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarge
 	defer lane.Unlock()
 	sig.AcceptedAt = time.Now().UTC()
 	if rt.liveRun(thread.ID) == nil && len(rt.queued[thread.ID]) == 0 {
-		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
+		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, to.IfIdle.Options, []Signal{sig})
 		if errors.Is(err, ErrWaiting) {
 			// The thread's run waits for the user: it reads the turn
 			// when it goes on, as it would a turn queued behind it.
@@ -134,7 +137,7 @@ func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarge
 	if err := rt.storeSignal(ctx, thread, sig, StatusQueued); err != nil {
 		return Accepted{}, Signal{}, err
 	}
-	rt.queued[thread.ID] = append(rt.queued[thread.ID], queuedTurn{sig: sig, agent: agent, model: to.IfIdle.Model})
+	rt.queued[thread.ID] = append(rt.queued[thread.ID], queuedTurn{sig: sig, agent: agent, model: to.IfIdle.Model, options: to.IfIdle.Options})
 	return Accepted{Action: Queue}, sig, nil
 }
 
@@ -198,7 +201,7 @@ func (rt *Runtime) SendSignal(ctx context.Context, in Signal, to SignalTarget) (
 	case Persist:
 		return rt.persist(ctx, thread, sig)
 	case Wake:
-		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, []Signal{sig})
+		run, err := rt.wake(ctx, thread, agent, to.IfIdle.Model, to.IfIdle.Options, []Signal{sig})
 		if errors.Is(err, ErrWaiting) {
 			return rt.toWaiting(ctx, thread, agent, sig)
 		}
@@ -287,7 +290,7 @@ func (rt *Runtime) toWaiting(ctx context.Context, thread Thread, agent *Agent, s
 // wake starts a run on an idle thread that reads sigs first; ErrWaiting
 // when the thread's run waits for the user. The caller holds the thread's
 // lane.
-func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model string, sigs []Signal) (Run, error) {
+func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model string, options RunOptions, sigs []Signal) (Run, error) {
 	if calls, err := rt.waitingCalls(ctx, thread.ID); err != nil {
 		return Run{}, err
 	} else if len(calls) > 0 {
@@ -303,6 +306,7 @@ func (rt *Runtime) wake(ctx context.Context, thread Thread, agent *Agent, model 
 	if err != nil {
 		return Run{}, err
 	}
+	l.options = options
 	fail := func(err error) (Run, error) {
 		rt.releaseLocked(l)
 		return Run{}, err
@@ -385,7 +389,7 @@ func (rt *Runtime) turnover(l *liveRun, e Event, leftover []Signal) {
 		return
 	}
 	if len(leftover) > 0 {
-		if _, err := rt.wake(ctx, thread, l.agent, "", leftover); err != nil {
+		if _, err := rt.wake(ctx, thread, l.agent, "", RunOptions{}, leftover); err != nil {
 			rt.Log.Error("wake for late signals", "thread", threadID, "err", err)
 			rt.keep(threadID, leftover)
 		}
@@ -401,7 +405,7 @@ func (rt *Runtime) turnover(l *liveRun, e Event, leftover []Signal) {
 	} else {
 		rt.queued[threadID] = queue[1:]
 	}
-	if _, err := rt.wake(ctx, thread, next.agent, next.model, []Signal{next.sig}); err != nil {
+	if _, err := rt.wake(ctx, thread, next.agent, next.model, next.options, []Signal{next.sig}); err != nil {
 		// Nothing runs the rest of the queue either (Parley may be
 		// quitting): all of it is kept as sent, for the next run to read.
 		rt.Log.Error("start a queued turn", "thread", threadID, "err", err)

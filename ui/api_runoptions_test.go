@@ -103,3 +103,37 @@ func TestAPIRunOptions(t *testing.T) {
 		})
 	}
 }
+
+// A message that wakes an idle thread starts its run with ifIdle's
+// streamOptions, as generate's options; a bad one is a 400 naming it.
+func TestAPIIfIdleStreamOptions(t *testing.T) {
+	e := newAPIEnv(t, withTools)
+	e.call("POST", "/api/memory/threads", `{"threadId":"t-idle-opts","resourceId":"u"}`, http.StatusOK)
+	for _, c := range []struct{ opts, msg string }{
+		{`{"maxSteps":0}`, "ifIdle.streamOptions: maxSteps must be between 1 and 100, not 0"},
+		{`{"modelSettings":{"seed":7}}`, "ifIdle.streamOptions: modelSettings.seed is not supported"},
+		{`{"activeTools":["nope"]}`, `ifIdle.streamOptions: activeTools names "nope"`},
+	} {
+		got := e.call("POST", "/api/agents/parley/send-message",
+			`{"message":"hi","resourceId":"u","threadId":"t-idle-opts","ifIdle":{"streamOptions":`+c.opts+`}}`, http.StatusBadRequest)
+		if msg, _ := got["error"].(string); !strings.Contains(msg, c.msg) {
+			t.Errorf("%s: error %q, want %q", c.opts, msg, c.msg)
+		}
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Fatalf("%d model requests for refused messages", n)
+	}
+	e.model.Push(scripted.Reply{Text: "Woken."})
+	e.call("POST", "/api/agents/parley/send-message",
+		`{"message":"wake up","resourceId":"u","threadId":"t-idle-opts","ifIdle":{"behavior":"wake","streamOptions":{"instructions":"Speak like a pirate.","modelSettings":{"temperature":0.75}}}}`, http.StatusOK)
+	if err := e.rt.Wait(t.Context(), "t-idle-opts"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want the woken run's one", len(reqs))
+	}
+	if b := string(reqs[0].Body); !strings.Contains(b, `"temperature":0.75`) || !strings.Contains(b, "Speak like a pirate.") || strings.Contains(b, "Be brief.") {
+		t.Errorf("the woken run did not take ifIdle's stream options: %s", b)
+	}
+}

@@ -41,7 +41,14 @@ type signalOpts struct {
 	ResourceID string              `json:"resourceId"`
 	ThreadID   string              `json:"threadId"`
 	IfActive   *agentcore.IfActive `json:"ifActive"`
-	IfIdle     *agentcore.IfIdle   `json:"ifIdle"`
+	IfIdle     *ifIdleBody         `json:"ifIdle"`
+}
+
+// ifIdleBody is Mastra's ifIdle: what to do on an idle thread, and the
+// options of the run a wake starts (streamOptions, as generate takes them).
+type ifIdleBody struct {
+	agentcore.IfIdle
+	StreamOptions *runBody `json:"streamOptions"`
 }
 
 // target is where the signal goes, checked as Mastra's signal routes check
@@ -64,7 +71,20 @@ func (s *Server) target(r *http.Request, o signalOpts, agentID string) (agentcor
 		to.IfActive = *o.IfActive
 	}
 	if o.IfIdle != nil {
-		to.IfIdle = *o.IfIdle
+		to.IfIdle = o.IfIdle.IfIdle
+		if so := o.IfIdle.StreamOptions; so != nil {
+			agent, err := s.apiAgent(agentID)
+			if err != nil {
+				return agentcore.SignalTarget{}, err
+			}
+			if to.IfIdle.Options, err = so.options(agent); err != nil {
+				var ae *apiError
+				if errors.As(err, &ae) {
+					return agentcore.SignalTarget{}, badRequest("ifIdle.streamOptions: %s", ae.msg)
+				}
+				return agentcore.SignalTarget{}, err
+			}
+		}
 	}
 	return to, nil
 }
