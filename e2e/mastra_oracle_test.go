@@ -173,6 +173,18 @@ func TestMastraOracle(t *testing.T) {
 			},
 		},
 		{
+			name:  "task tools: ids kept, reused and made unique",
+			tools: taskTools, signals: true,
+			turns: userSays("Plan it"),
+			replies: []scripted.Reply{
+				call("task_write", `{"tasks":[{"id":"dup","content":"First","status":"pending","activeForm":"Doing first"},{"id":"dup","content":"Second","status":"pending","activeForm":"Doing second"},{"content":"A very long task description that goes on well past the forty-eight characters a slug keeps","status":"pending","activeForm":"Going on"}]}`),
+				call("task_write", `{"tasks":[{"content":"First","status":"completed","activeForm":"Doing first"},{"content":"Third","status":"in_progress","activeForm":"Doing third"}]}`),
+				call("task_update", `{"id":"dup","status":"in_progress","activeForm":"Redoing first"}`),
+				call("task_check", `{}`),
+				{Text: "Done."},
+			},
+		},
+		{
 			name:  "task tools: unknown keys are stripped",
 			tools: taskTools, signals: true,
 			turns: userSays("Plan it"),
