@@ -324,7 +324,7 @@ func writeDiff(p *components.Preview, f *fileOnDisk, content string) {
 			del++
 		}
 	}
-	splitDiff(p, diff, fmt.Sprintf("Replaces the file on disk: %d lines added, %d removed", add, del))
+	splitDiff(p, diff, fmt.Sprintf("Replaces the file on disk: %d %s added, %d removed", add, plural(add, "line", "lines"), del))
 }
 
 // addedLines is content as the added lines of a new file's diff.

@@ -140,8 +140,11 @@ func TestApprovalWriteShowsDiff(t *testing.T) {
 		t.Fatalf("note %q, code %q", p.DiffNote, p.Code)
 	}
 
-	// A small change shows whole, with nothing to expand.
+	// A small change shows whole, with nothing to expand; one line is one line.
 	small := preview(approvalCall(t, "a.txt", "one\nTWO\n", &fileOnDisk{Exists: true, Text: "one\ntwo\n"}), nil)
+	if small.DiffNote != "Replaces the file on disk: 1 line added, 1 removed" {
+		t.Errorf("note %q", small.DiffNote)
+	}
 	if kinds(small.Diff) != "cda" || small.More != nil {
 		t.Fatalf("small: %s, more %d", kinds(small.Diff), len(small.More))
 	}
