@@ -78,6 +78,14 @@ type Message struct {
 	Status     MessageStatus `json:"-"`
 	RunID      string        `json:"-"`
 	CreatedAt  time.Time     `json:"createdAt"`
+	// ParentID is the message this one follows in the thread's tree, a
+	// message of the same thread with a lower Seq; empty for a root (the
+	// first message of a branch). Siblings (the same parent) are versions
+	// of one turn: an edited user message, a regenerated reply.
+	ParentID string `json:"parentId,omitempty"`
+	// Active: the message is on the thread's active branch, the one path
+	// of the tree the chat shows and the model reads. Set by the store.
+	Active bool `json:"-"`
 }
 
 // Content is Mastra's MastraMessageContentV2: {format: 2, parts: [...]}.

@@ -52,7 +52,24 @@ type ThreadStore interface {
 // MessageStore keeps messages. AppendMessage assigns Seq (and ID and
 // CreatedAt when empty) and bumps the thread's UpdatedAt, as MoveMessages
 // does: a thread's UpdatedAt is its last message activity.
+//
+// A thread's messages form a tree (Message.ParentID): editing a sent
+// message or regenerating a reply adds a sibling, and the old branch stays.
+// The chat is the tree's active branch: one path from a root down to the
+// active leaf, the active message with the highest Seq. Seq grows with
+// every message stored or moved, so the active branch in Seq order is that
+// path from root to leaf. ListMessages reads the active branch only, so
+// what the chat shows and what the model reads are the same; ListTree
+// reads everything. Every write keeps the active set one path.
+//
+// Edit user message U (parent P): RewindTo(P), then AppendMessage the new
+// text: a sibling of U. Regenerate reply R (parent U): RewindTo(U), then the
+// run appends its reply: a sibling of R.
 type MessageStore interface {
+	// AppendMessage stores m as the new active leaf. Its parent is the
+	// thread's active leaf, or m.ParentID when it is set: a message of
+	// the same thread (an error naming it otherwise), which first becomes
+	// the active leaf, as by RewindTo.
 	AppendMessage(ctx context.Context, m Message) (Message, error)
 	UpdateMessage(ctx context.Context, id string, c Content, s MessageStatus) error
 	// MarkMessage sets a message's status and the given keys of its
@@ -63,11 +80,57 @@ type MessageStore interface {
 	GetMessage(ctx context.Context, id string) (Message, error)
 	ListMessages(ctx context.Context, threadID string, q MessageQuery) ([]Message, error)
 	// MoveMessages puts the messages ids, in that order, at the end of
-	// their thread.
+	// their thread: each is taken out of the tree (its children follow
+	// its parent) and appended below the active leaf, active.
 	MoveMessages(ctx context.Context, threadID string, ids ...string) error
 	// DeleteMessage removes one message; ErrNotFound when there is none.
+	// Its children follow its parent.
 	DeleteMessage(ctx context.Context, id string) error
+
+	// SwitchBranch shows the branch through messageID (‹ n/m › on a
+	// message): messageID and its ancestors become active, the rest of
+	// the old active branch below where they part does not, and below
+	// messageID the branch follows, at each level, the child that was
+	// active last, down to a leaf. A message already active changes
+	// nothing. ErrNotFound, wrapped with the id, when messageID is not a
+	// message of threadID (or the thread is in the trash).
+	SwitchBranch(ctx context.Context, threadID, messageID string) error
+	// RewindTo makes messageID the active leaf: its ancestors and itself
+	// active, nothing below it; the messages left are kept, inactive.
+	// An empty messageID rewinds to before the first message: nothing is
+	// active, and the next message appended is a new root. Errors as
+	// SwitchBranch's.
+	RewindTo(ctx context.Context, threadID, messageID string) error
+	// ListTree returns every message of the thread, of every branch, with
+	// ParentID and Active, in Seq order (a parent before its children).
+	ListTree(ctx context.Context, threadID string) ([]Message, error)
+	// Siblings answers, for messages of threadID (a page of the chat),
+	// "version n of m": the map holds each of ids that has siblings
+	// (messages of the same parent; roots of the thread are siblings of
+	// each other). Ids without siblings, and ids not in the thread, are
+	// left out.
+	Siblings(ctx context.Context, threadID string, ids ...string) (map[string]Siblings, error)
+	// ForkThread stores a new thread, made from t as CreateThread does
+	// (its ResourceID defaults to the source thread's), holding a copy of
+	// the branch of fromThreadID from its root down to atMessageID: new
+	// message ids, the same content, roles, types and creation times, all
+	// active. A copy of a message still streaming is interrupted and one
+	// still queued is complete: the run they waited on is the source
+	// thread's. The new thread's metadata records where it came from under
+	// MetaForkedFrom. ErrNotFound, wrapped, when atMessageID is not a
+	// message of fromThreadID.
+	ForkThread(ctx context.Context, fromThreadID, atMessageID string, t Thread) (Thread, error)
 }
+
+// Siblings are the versions of one turn: messages with the same parent.
+type Siblings struct {
+	IDs   []string // every sibling, the message among them, in Seq order
+	Index int      // the message's place in IDs: it is version Index+1 of len(IDs)
+}
+
+// MetaForkedFrom is the thread metadata key of a fork's origin:
+// {"threadId": …, "messageId": …}, the thread and message it was forked at.
+const MetaForkedFrom = "forkedFrom"
 
 // RunStore keeps runs.
 type RunStore interface {

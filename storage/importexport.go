@@ -22,7 +22,8 @@ import (
 // position; their thread and resource are the thread's; a message stored as
 // streaming (its run is gone) becomes interrupted; empty timestamps become
 // the thread's creation time, or now. Runs are not imported: RunID is
-// cleared.
+// cleared. The messages are one branch, each following the one before, all
+// active; ParentID is not read.
 func (db *DB) ImportThreads(ctx context.Context, in []agentcore.ThreadImport) ([]agentcore.Thread, error) {
 	out := make([]agentcore.Thread, 0, len(in))
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -74,12 +75,13 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 		return agentcore.Thread{}, err
 	}
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO messages
-		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?)`)
+		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type, parent_id, active, chosen_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), 1, ?)`)
 	if err != nil {
 		return agentcore.Thread{}, err
 	}
 	defer insert.Close()
+	parent := ""
 	for i, m := range imp.Messages {
 		if m.ID == "" || fresh {
 			m.ID = NewID()
@@ -100,10 +102,12 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 		if err != nil {
 			return agentcore.Thread{}, fmt.Errorf("message %d: encode content: %w", i+1, err)
 		}
+		created := ms(orNow(m.CreatedAt))
 		if _, err := insert.ExecContext(ctx, m.ID, t.ID, t.ResourceID, i+1, m.Role, string(content), m.Status,
-			ms(orNow(m.CreatedAt)), m.Type); err != nil {
+			created, m.Type, parent, created); err != nil {
 			return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
 		}
+		parent = m.ID
 	}
 	return t, nil
 }

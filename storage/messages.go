@@ -15,12 +15,20 @@ import (
 	"parley/agentcore"
 )
 
-const messageCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
+// insertCols are the columns a new message is given; messageCols those a
+// message is read with (scanMessage).
+const (
+	insertCols  = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
+	messageCols = insertCols + `, coalesce(parent_id, ''), active`
+)
 
 // AppendMessage stores m as the last message of its thread: Seq is one past
 // the thread's highest, ID and CreatedAt are filled in when empty, Status
-// defaults to complete and ResourceID to the thread's. The thread's
-// UpdatedAt, its last message activity, is bumped in the same transaction.
+// defaults to complete and ResourceID to the thread's. It becomes the
+// active leaf: its parent is the thread's active leaf, or m.ParentID, a
+// message of the thread that first becomes the active leaf (see RewindTo).
+// The thread's UpdatedAt, its last message activity, is bumped in the same
+// transaction.
 func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore.Message, error) {
 	if m.ID == "" {
 		m.ID = NewID()
@@ -34,19 +42,28 @@ func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore
 		return agentcore.Message{}, fmt.Errorf("append message to thread %s: encode content: %w", m.ThreadID, err)
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
-		// One statement reads max(seq) and inserts, inside the writer's
-		// transaction, so two appends can never take the same seq.
-		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+messageCols+`)
+		if m.ParentID != "" {
+			if err := activate(ctx, tx, m.ThreadID, m.ParentID, false); err != nil {
+				return fmt.Errorf("parent %s: %w", m.ParentID, err)
+			}
+		}
+		// One statement reads max(seq) and the active leaf and inserts,
+		// inside the writer's transaction, so two appends can never take
+		// the same seq nor the same parent.
+		var parent sql.NullString
+		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, active, chosen_at)
 			SELECT ?, t.id, coalesce(nullif(?, ''), t.resource_id),
 				coalesce((SELECT max(seq) FROM messages WHERE thread_id = t.id), 0) + 1,
-				?, ?, ?, ?, ?, ?
+				?, ?, ?, ?, ?, ?, (`+activeLeaf+`), 1, ?
 			FROM threads AS t WHERE t.id = ?
-			RETURNING seq, resource_id`,
-			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.Type, m.ThreadID,
-		).Scan(&m.Seq, &m.ResourceID)
+			RETURNING seq, resource_id, parent_id`,
+			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.Type,
+			ms(now()), m.ThreadID,
+		).Scan(&m.Seq, &m.ResourceID, &parent)
 		if err != nil {
 			return notFound(err)
 		}
+		m.ParentID, m.Active = parent.String, true
 		_, err = tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, ms(now()), m.ThreadID)
 		return err
 	})
@@ -133,13 +150,21 @@ func (db *DB) MarkMessage(ctx context.Context, id string, s agentcore.MessageSta
 
 // MoveMessages puts the messages ids, in that order, at the end of their
 // thread: a signal delivered into a running reply goes after what the reply
-// had written so far. Every id must belong to the thread.
+// had written so far. Every id must belong to the thread. In the tree, each
+// is taken out (its children follow its parent) and appended below the
+// active leaf, active, so the active branch stays one path.
 func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range ids {
+			if err := detach(ctx, tx, threadID, id); err != nil {
+				return fmt.Errorf("message %s: %w", id, err)
+			}
 			err := affected(tx.ExecContext(ctx, `UPDATE messages
-				SET seq = (SELECT max(seq) FROM messages WHERE thread_id = ?) + 1
-				WHERE id = ? AND thread_id = ?`, threadID, id, threadID))
+				SET seq = (SELECT max(seq) FROM messages WHERE thread_id = ?1) + 1,
+					parent_id = (SELECT id FROM messages WHERE thread_id = ?1 AND active = 1 AND id <> ?2
+						ORDER BY seq DESC LIMIT 1),
+					active = 1, chosen_at = ?3
+				WHERE id = ?2 AND thread_id = ?1`, threadID, id, ms(now())))
 			if err != nil {
 				return fmt.Errorf("message %s: %w", id, err)
 			}
@@ -154,9 +179,19 @@ func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) 
 }
 
 // DeleteMessage removes the message with id (a queued message taken back
-// before any model read it).
+// before any model read it). Its children follow its parent.
 func (db *DB) DeleteMessage(ctx context.Context, id string) error {
-	if err := affected(db.writer.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, id)); err != nil {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var threadID string
+		if err := tx.QueryRowContext(ctx, `SELECT thread_id FROM messages WHERE id = ?`, id).Scan(&threadID); err != nil {
+			return notFound(err)
+		}
+		if err := detach(ctx, tx, threadID, id); err != nil {
+			return err
+		}
+		return affected(tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, id))
+	})
+	if err != nil {
 		return fmt.Errorf("delete message %s: %w", id, err)
 	}
 	return nil
@@ -171,38 +206,45 @@ func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, err
 	return m, nil
 }
 
-// ListMessages returns messages of a thread in Seq order. An unknown thread
-// has no messages (it is not an error: callers that care ask GetThread).
+// ListMessages returns the messages of a thread's active branch (the chat
+// as shown, and as the model reads it) in Seq order. An unknown thread has
+// no messages (it is not an error: callers that care ask GetThread).
 func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.MessageQuery) ([]agentcore.Message, error) {
-	// Both bounds walk the (thread_id, seq) index: a page of a long
-	// thread costs what a page of a short one does.
-	query := `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?`
+	// Both bounds walk the messages_active index: a page of a long thread
+	// costs what a page of a short one does, however many branches it has.
+	query := `SELECT ` + messageCols + ` FROM messages
+		WHERE thread_id = ? AND active = 1 AND seq > ? AND seq < ? ORDER BY seq LIMIT ?`
 	if q.Last && q.Limit > 0 {
 		// The last Limit, still returned in ascending order.
 		query = `SELECT * FROM (SELECT ` + messageCols + ` FROM messages
-			WHERE thread_id = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
+			WHERE thread_id = ? AND active = 1 AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
 	}
 	before := int64(math.MaxInt64)
 	if q.BeforeSeq > 0 {
 		before = q.BeforeSeq
 	}
-	rows, err := db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, before, sqlLimit(q.Limit))
+	out, err := listMessages(db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, before, sqlLimit(q.Limit)))
 	if err != nil {
 		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
+	}
+	return out, nil
+}
+
+// listMessages scans the rows of a query of messageCols.
+func listMessages(rows *sql.Rows, err error) ([]agentcore.Message, error) {
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []agentcore.Message
 	for rows.Next() {
 		m, err := scanMessage(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
+			return nil, err
 		}
 		out = append(out, m)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 func scanMessage(s scanner) (agentcore.Message, error) {
@@ -210,7 +252,7 @@ func scanMessage(s scanner) (agentcore.Message, error) {
 	var content []byte
 	var created int64
 	if err := s.Scan(&m.ID, &m.ThreadID, &m.ResourceID, &m.Seq, &m.Role, &content, &m.Status, &m.RunID,
-		&created, &m.Type); err != nil {
+		&created, &m.Type, &m.ParentID, &m.Active); err != nil {
 		return agentcore.Message{}, err
 	}
 	if err := decodeContent(content, &m.Content); err != nil {

@@ -15,6 +15,19 @@ const threadCols = `id, resource_id, title, metadata, pinned, created_at, update
 // CreateThread stores t, filling in an empty ID, ResourceID
 // (DefaultResourceID) and timestamps, and creates its resource if needed.
 func (db *DB) CreateThread(ctx context.Context, t agentcore.Thread) (agentcore.Thread, error) {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		t, err = createThread(ctx, tx, t)
+		return err
+	})
+	if err != nil {
+		return agentcore.Thread{}, fmt.Errorf("create thread %s: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+// createThread is CreateThread inside tx.
+func createThread(ctx context.Context, tx *sql.Tx, t agentcore.Thread) (agentcore.Thread, error) {
 	if t.ID == "" {
 		t.ID = NewID()
 	}
@@ -28,22 +41,16 @@ func (db *DB) CreateThread(ctx context.Context, t agentcore.Thread) (agentcore.T
 	t.UpdatedAt = orNow(t.UpdatedAt)
 	meta, err := marshalMap(t.Metadata)
 	if err != nil {
-		return agentcore.Thread{}, fmt.Errorf("create thread %s: %w", t.ID, err)
+		return t, err
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		n := ms(now())
-		if _, err := tx.ExecContext(ctx, `INSERT INTO resources (id, created_at, updated_at)
-			VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`, t.ResourceID, n, n); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO threads (`+threadCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, t.ResourceID, t.Title, meta, t.Pinned, ms(t.CreatedAt), ms(t.UpdatedAt))
-		return err
-	})
-	if err != nil {
-		return agentcore.Thread{}, fmt.Errorf("create thread %s: %w", t.ID, err)
+	n := ms(now())
+	if _, err := tx.ExecContext(ctx, `INSERT INTO resources (id, created_at, updated_at)
+		VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`, t.ResourceID, n, n); err != nil {
+		return t, err
 	}
-	return t, nil
+	_, err = tx.ExecContext(ctx, `INSERT INTO threads (`+threadCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.ResourceID, t.Title, meta, t.Pinned, ms(t.CreatedAt), ms(t.UpdatedAt))
+	return t, err
 }
 
 // GetThread returns the thread with id.

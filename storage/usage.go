@@ -14,7 +14,9 @@ import (
 const contextLookback = 50
 
 // ThreadUsage sums the usage recorded on a thread's replies (see
-// agentcore.MetaUsage), per model, and finds the latest context fill. It
+// agentcore.MetaUsage), per model, and finds the latest context fill. The
+// sums count the replies of every branch, each of which was paid for; the
+// context fill is the active branch's, the conversation the model reads. It
 // reads the columns migration 0006 keeps, so a reply still streaming counts
 // once it ends. An unknown thread has no usage.
 func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.ThreadUsage, error) {
@@ -48,7 +50,7 @@ func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.Threa
 	// look keeps a thread with no recorded context (old or imported
 	// replies) from being read whole.
 	err = db.reader.QueryRowContext(ctx, `SELECT context_tokens, coalesce(usage_model, '') FROM (
-			SELECT context_tokens, usage_model FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT ?)
+			SELECT context_tokens, usage_model FROM messages WHERE thread_id = ? AND active = 1 ORDER BY seq DESC LIMIT ?)
 		WHERE context_tokens IS NOT NULL LIMIT 1`, threadID, contextLookback).Scan(&out.ContextTokens, &out.ContextModel)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return out, fmt.Errorf("context of thread %s: %w", threadID, err)

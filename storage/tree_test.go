@@ -1,0 +1,588 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"parley/agentcore"
+)
+
+// checkTree fails the test unless the thread's messages are a tree whose
+// active messages are one path: every parent is an older message of the
+// same thread, the active messages in seq order go from a root down, each
+// the child of the one before, and ListMessages reads exactly them.
+func checkTree(t testing.TB, db *DB, threadID string) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := db.reader.QueryContext(ctx, `SELECT m.id, coalesce(p.id, '?'), coalesce(p.thread_id, '?'), coalesce(p.seq, -1), m.seq
+		FROM messages AS m LEFT JOIN messages AS p ON p.id = m.parent_id
+		WHERE m.thread_id = ? AND m.parent_id IS NOT NULL AND (p.id IS NULL OR p.thread_id <> m.thread_id OR p.seq >= m.seq)`, threadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, pid, pthread string
+		var pseq, seq int64
+		if err := rows.Scan(&id, &pid, &pthread, &pseq, &seq); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("message %s (seq %d) has a bad parent: %s of thread %s, seq %d", id, seq, pid, pthread, pseq)
+	}
+	rows.Close()
+	tree, err := db.ListTree(ctx, threadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var active []string
+	children := map[string]int{} // active children per parent ("" for roots)
+	for i, m := range tree {
+		if i > 0 && tree[i-1].Seq >= m.Seq {
+			t.Errorf("ListTree out of seq order at %s", m.ID)
+		}
+		if !m.Active {
+			continue
+		}
+		if children[m.ParentID]++; children[m.ParentID] > 1 {
+			t.Errorf("two active children of %q", m.ParentID)
+		}
+		want := ""
+		if len(active) > 0 {
+			want = active[len(active)-1]
+		}
+		if m.ParentID != want {
+			t.Errorf("active message %s has parent %q, want %q: the active messages are no path", m.ID, m.ParentID, want)
+		}
+		active = append(active, m.ID)
+	}
+	shown, err := db.ListMessages(ctx, threadID, agentcore.MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msgIDs(shown); !slices.Equal(got, active) {
+		t.Errorf("ListMessages = %v, want the active path %v", got, active)
+	}
+}
+
+func msgIDs(ms []agentcore.Message) []string {
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
+// texts is the chat as shown: the texts of the active branch.
+func texts(t testing.TB, db *DB, threadID string) string {
+	t.Helper()
+	ms, err := db.ListMessages(context.Background(), threadID, agentcore.MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Content.Text())
+	}
+	return strings.Join(out, " ")
+}
+
+func say(threadID string, role agentcore.Role, text string) agentcore.Message {
+	return agentcore.Message{ThreadID: threadID, Role: role, Content: agentcore.TextContent(text)}
+}
+
+// tick lets the clock move on: the branch chosen last is found by the
+// millisecond it was chosen.
+func tick() { time.Sleep(2 * time.Millisecond) }
+
+// treeOps are the tree's writes, each checked by checkTree after it.
+type treeOps struct {
+	t  *testing.T
+	db *DB
+	th string
+}
+
+func (o treeOps) append(role agentcore.Role, text string) agentcore.Message {
+	o.t.Helper()
+	m := mustAppend(o.t, o.db, say(o.th, role, text))
+	checkTree(o.t, o.db, o.th)
+	tick()
+	return m
+}
+
+func (o treeOps) rewind(id string) {
+	o.t.Helper()
+	if err := o.db.RewindTo(context.Background(), o.th, id); err != nil {
+		o.t.Fatal(err)
+	}
+	checkTree(o.t, o.db, o.th)
+	tick()
+}
+
+func (o treeOps) switchTo(id string) {
+	o.t.Helper()
+	if err := o.db.SwitchBranch(context.Background(), o.th, id); err != nil {
+		o.t.Fatal(err)
+	}
+	checkTree(o.t, o.db, o.th)
+	tick()
+}
+
+func (o treeOps) shows(want string) {
+	o.t.Helper()
+	if got := texts(o.t, o.db, o.th); got != want {
+		o.t.Fatalf("the chat shows %q, want %q", got, want)
+	}
+}
+
+// Edit and regenerate add siblings; switching shows a branch as it was
+// last seen; the versions of each turn are counted.
+func TestTreeEditRegenerateSwitch(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	u1 := o.append(agentcore.RoleUser, "u1")
+	r1 := o.append(agentcore.RoleAssistant, "r1")
+	u2 := o.append(agentcore.RoleUser, "u2")
+	r2 := o.append(agentcore.RoleAssistant, "r2")
+	if u1.ParentID != "" || r1.ParentID != u1.ID || r2.ParentID != u2.ID || !r2.Active {
+		t.Fatalf("appended as %+v, %+v, %+v", u1, r1, r2)
+	}
+	o.shows("u1 r1 u2 r2")
+
+	// Regenerate r2: a sibling.
+	o.rewind(u2.ID)
+	o.shows("u1 r1 u2")
+	r2b := o.append(agentcore.RoleAssistant, "r2b")
+	o.shows("u1 r1 u2 r2b")
+	// Edit u1: a new root.
+	o.rewind("")
+	o.shows("")
+	u1b := o.append(agentcore.RoleUser, "u1b")
+	o.append(agentcore.RoleAssistant, "r1b")
+	o.shows("u1b r1b")
+
+	// Back to the first version of u1: its branch as last seen, with r2b.
+	o.switchTo(u1.ID)
+	o.shows("u1 r1 u2 r2b")
+	o.switchTo(r2.ID)
+	o.shows("u1 r1 u2 r2")
+	o.switchTo(u1b.ID)
+	o.shows("u1b r1b")
+	o.switchTo(u1.ID)
+	o.shows("u1 r1 u2 r2")
+	o.switchTo(r1.ID) // already shown: nothing changes
+	o.shows("u1 r1 u2 r2")
+
+	// Edit u2 with an explicit parent, from another branch.
+	o.switchTo(u1b.ID)
+	u2c := mustAppend(t, db, agentcore.Message{ThreadID: o.th, Role: agentcore.RoleUser,
+		Content: agentcore.TextContent("u2c"), ParentID: r1.ID})
+	checkTree(t, db, o.th)
+	o.shows("u1 r1 u2c")
+
+	sibs, err := db.Siblings(ctx, o.th, u1.ID, r1.ID, u2.ID, r2.ID, u2c.ID, r2b.ID, u1b.ID, "nonesuch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]agentcore.Siblings{
+		u1.ID:  {IDs: []string{u1.ID, u1b.ID}, Index: 0},
+		u1b.ID: {IDs: []string{u1.ID, u1b.ID}, Index: 1},
+		u2.ID:  {IDs: []string{u2.ID, u2c.ID}, Index: 0},
+		u2c.ID: {IDs: []string{u2.ID, u2c.ID}, Index: 1},
+		r2.ID:  {IDs: []string{r2.ID, r2b.ID}, Index: 0},
+		r2b.ID: {IDs: []string{r2.ID, r2b.ID}, Index: 1},
+	}
+	if !reflect.DeepEqual(sibs, want) {
+		t.Errorf("Siblings = %v, want %v", sibs, want)
+	}
+	if sibs, err := db.Siblings(ctx, "other", u1.ID); err != nil || len(sibs) != 0 {
+		t.Errorf("siblings asked in another thread: %v, %v", sibs, err)
+	}
+	tree, err := db.ListTree(ctx, o.th)
+	if err != nil || len(tree) != 8 {
+		t.Fatalf("ListTree: %d messages, %v", len(tree), err)
+	}
+}
+
+// Queued messages moved to the end (a signal filed after the reply written
+// so far) stay on the path, with or without a reply split around them.
+func TestTreeMoveQueued(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for _, split := range []bool{false, true} {
+		o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+		o.append(agentcore.RoleUser, "u1")
+		r1 := mustAppend(t, db, agentcore.Message{ThreadID: o.th, Role: agentcore.RoleAssistant,
+			Content: agentcore.TextContent("r1"), Status: agentcore.StatusStreaming})
+		q1 := mustAppend(t, db, agentcore.Message{ThreadID: o.th, Role: agentcore.RoleUser,
+			Content: agentcore.TextContent("q1"), Status: agentcore.StatusQueued})
+		q2 := mustAppend(t, db, agentcore.Message{ThreadID: o.th, Role: agentcore.RoleSignal, Type: "user",
+			Content: agentcore.TextContent("q2"), Status: agentcore.StatusQueued})
+		checkTree(t, db, o.th)
+		if !split {
+			// Nothing written yet: the reply follows the signals.
+			if err := db.MoveMessages(ctx, o.th, q1.ID, q2.ID, r1.ID); err != nil {
+				t.Fatal(err)
+			}
+			checkTree(t, db, o.th)
+			o.shows("u1 q1 q2 r1")
+			continue
+		}
+		if err := db.MoveMessages(ctx, o.th, q1.ID, q2.ID); err != nil {
+			t.Fatal(err)
+		}
+		checkTree(t, db, o.th)
+		o.append(agentcore.RoleAssistant, "r2")
+		o.shows("u1 r1 q1 q2 r2")
+		// A queued message taken back: what followed it follows its parent.
+		if err := db.DeleteMessage(ctx, q1.ID); err != nil {
+			t.Fatal(err)
+		}
+		checkTree(t, db, o.th)
+		o.shows("u1 r1 q2 r2")
+	}
+}
+
+// Deleting a message keeps the tree and the active path whole, even a root
+// with versions below it.
+func TestTreeDeleteMessage(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	u1 := o.append(agentcore.RoleUser, "u1")
+	o.append(agentcore.RoleAssistant, "r1")
+	o.rewind(u1.ID)
+	r1b := o.append(agentcore.RoleAssistant, "r1b")
+	o.append(agentcore.RoleUser, "u2")
+	if err := db.DeleteMessage(ctx, u1.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	o.shows("r1b u2")
+	o.switchTo(o.mustFind("r1"))
+	o.shows("r1")
+	if err := db.DeleteMessage(ctx, r1b.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	o.shows("r1")
+	o.switchTo(o.mustFind("u2"))
+	o.shows("u2")
+	if err := db.DeleteMessage(ctx, "nonesuch"); !errors.Is(err, agentcore.ErrNotFound) {
+		t.Errorf("deleting an unknown message: %v", err)
+	}
+	checkTree(t, db, o.th)
+}
+
+func (o treeOps) mustFind(text string) string {
+	o.t.Helper()
+	tree, err := o.db.ListTree(context.Background(), o.th)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	for _, m := range tree {
+		if m.Content.Text() == text {
+			return m.ID
+		}
+	}
+	o.t.Fatalf("no message %q", text)
+	return ""
+}
+
+// A thread in the trash refuses branch writes and comes back with its tree.
+func TestTreeTrashRestore(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	u1 := o.append(agentcore.RoleUser, "u1")
+	r1 := o.append(agentcore.RoleAssistant, "r1")
+	o.rewind(u1.ID)
+	o.append(agentcore.RoleAssistant, "r1b")
+	if err := db.TrashThread(ctx, o.th, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	for name, err := range map[string]error{
+		"switch":              db.SwitchBranch(ctx, o.th, r1.ID),
+		"rewind":              db.RewindTo(ctx, o.th, u1.ID),
+		"rewind to the start": db.RewindTo(ctx, o.th, ""),
+		"fork": func() error {
+			_, err := db.ForkThread(ctx, o.th, r1.ID, agentcore.Thread{})
+			return err
+		}(),
+	} {
+		if !errors.Is(err, agentcore.ErrNotFound) {
+			t.Errorf("%s in a trashed thread: %v, want not found", name, err)
+		}
+	}
+	if err := db.RestoreThread(ctx, o.th); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	o.shows("u1 r1b")
+	o.switchTo(r1.ID)
+	o.shows("u1 r1")
+}
+
+// A fork copies the branch down to a message into a new thread that says
+// where it came from.
+func TestForkThread(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{ResourceID: "someone"}).ID}
+	u1 := o.append(agentcore.RoleUser, "u1")
+	r1 := o.append(agentcore.RoleAssistant, "r1")
+	o.append(agentcore.RoleUser, "u2")
+	o.rewind(u1.ID)
+	r1b := mustAppend(t, db, agentcore.Message{ThreadID: o.th, Role: agentcore.RoleAssistant,
+		Content: agentcore.TextContent("r1b"), Status: agentcore.StatusStreaming, RunID: "run-1"})
+	checkTree(t, db, o.th)
+
+	for _, tc := range []struct {
+		at, want string
+		status   agentcore.MessageStatus
+	}{
+		{r1b.ID, "u1 r1b", agentcore.StatusInterrupted}, // its run is the source thread's
+		{r1.ID, "u1 r1", agentcore.StatusComplete},      // an inactive branch
+	} {
+		f, err := db.ForkThread(ctx, o.th, tc.at, agentcore.Thread{Title: "fork", Metadata: map[string]any{"k": "v"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTree(t, db, f.ID)
+		got, err := db.GetThread(ctx, f.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := map[string]any{"threadId": o.th, "messageId": tc.at}
+		if got.Title != "fork" || got.ResourceID != "someone" || got.Metadata["k"] != "v" ||
+			!reflect.DeepEqual(got.Metadata[agentcore.MetaForkedFrom], from) {
+			t.Errorf("fork at %s is %+v", tc.at, got)
+		}
+		if s := texts(t, db, f.ID); s != tc.want {
+			t.Errorf("fork at %s shows %q, want %q", tc.at, s, tc.want)
+		}
+		copied, _ := db.ListTree(ctx, f.ID)
+		src, _ := db.GetMessage(ctx, tc.at)
+		last := copied[len(copied)-1]
+		if last.ID == src.ID || last.Status != tc.status || !last.CreatedAt.Equal(src.CreatedAt) ||
+			last.Role != src.Role || last.ThreadID != f.ID || last.ResourceID != "someone" {
+			t.Errorf("copy %+v of %+v", last, src)
+		}
+	}
+	checkTree(t, db, o.th)
+	o.shows("u1 r1b")
+
+	if _, err := db.ForkThread(ctx, o.th, "nonesuch", agentcore.Thread{}); !errors.Is(err, agentcore.ErrNotFound) {
+		t.Errorf("fork at an unknown message: %v", err)
+	}
+	other := mustThread(t, db, agentcore.Thread{})
+	if _, err := db.ForkThread(ctx, other.ID, r1.ID, agentcore.Thread{}); !errors.Is(err, agentcore.ErrNotFound) ||
+		!strings.Contains(err.Error(), r1.ID) {
+		t.Errorf("fork at a message of another thread: %v", err)
+	}
+}
+
+// Ids from outside (another thread's, unknown, SQL in them, an unknown
+// thread) are refused with an error that names them, and change nothing.
+func TestTreeHostileValues(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	u1 := o.append(agentcore.RoleUser, "u1")
+	o.append(agentcore.RoleAssistant, "r1")
+	other := mustThread(t, db, agentcore.Thread{})
+	elsewhere := mustAppend(t, db, say(other.ID, agentcore.RoleUser, "elsewhere"))
+	evil := `x'); DROP TABLE messages; --"`
+
+	before, _ := db.ListTree(ctx, o.th)
+	for _, tc := range []struct {
+		name, thread, id string
+	}{
+		{"a message of another thread", o.th, elsewhere.ID},
+		{"an unknown message", o.th, "nonesuch"},
+		{"SQL in the id", o.th, evil},
+		{"an unknown thread", "no-thread", u1.ID},
+		{"SQL in the thread", evil, u1.ID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for op, err := range map[string]error{
+				"switch": db.SwitchBranch(ctx, tc.thread, tc.id),
+				"rewind": db.RewindTo(ctx, tc.thread, tc.id),
+				"append": func() error {
+					_, err := db.AppendMessage(ctx, agentcore.Message{ThreadID: tc.thread, Role: agentcore.RoleUser, ParentID: tc.id})
+					return err
+				}(),
+				"move": db.MoveMessages(ctx, tc.thread, tc.id),
+				"fork": func() error {
+					_, err := db.ForkThread(ctx, tc.thread, tc.id, agentcore.Thread{})
+					return err
+				}(),
+			} {
+				if !errors.Is(err, agentcore.ErrNotFound) || !strings.Contains(err.Error(), tc.id) {
+					t.Errorf("%s: %v, want not found naming %s", op, err, tc.id)
+				}
+			}
+		})
+		checkTree(t, db, o.th)
+		checkTree(t, db, other.ID)
+	}
+	if err := db.RewindTo(ctx, "no-thread", ""); !errors.Is(err, agentcore.ErrNotFound) {
+		t.Errorf("rewinding an unknown thread: %v", err)
+	}
+	if after, _ := db.ListTree(ctx, o.th); !reflect.DeepEqual(after, before) {
+		t.Errorf("refused writes changed the tree:\n%+v\n%+v", after, before)
+	}
+	if s := texts(t, db, other.ID); s != "elsewhere" {
+		t.Errorf("the other thread shows %q", s)
+	}
+	threads, _ := db.ListThreads(ctx, agentcore.ThreadQuery{})
+	if len(threads) != 2 {
+		t.Errorf("%d threads after refused forks, want 2", len(threads))
+	}
+}
+
+// Two tabs (here many goroutines) appending, rewinding and switching at
+// once cannot break the tree: every operation is one write transaction.
+func TestTreeConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	th := mustThread(t, db, agentcore.Thread{})
+	seed := mustAppend(t, db, say(th.ID, agentcore.RoleUser, "seed"))
+	var mu sync.Mutex
+	known := []string{seed.ID}
+	var wg sync.WaitGroup
+	const workers, ops = 8, 40
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 15))
+			for i := range ops {
+				mu.Lock()
+				pick := known[rng.IntN(len(known))]
+				mu.Unlock()
+				var err error
+				switch rng.IntN(4) {
+				case 0:
+					err = db.SwitchBranch(ctx, th.ID, pick)
+				case 1:
+					err = db.RewindTo(ctx, th.ID, pick)
+				case 2:
+					_, err = db.AppendMessage(ctx, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
+						Content: agentcore.TextContent(fmt.Sprint(w, i)), ParentID: pick})
+				default:
+					var m agentcore.Message
+					if m, err = db.AppendMessage(ctx, say(th.ID, agentcore.RoleAssistant, fmt.Sprint(w, i))); err == nil {
+						mu.Lock()
+						known = append(known, m.ID)
+						mu.Unlock()
+					}
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	checkTree(t, db, th.ID)
+}
+
+// EXPLAIN QUERY PLAN of the reads that open a chat: the active page and the
+// context fill walk messages_active, the active leaf too, the versions
+// messages_children; none scans the table.
+func TestTreeQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for _, tc := range []struct {
+		name, query, index string
+		args               []any
+	}{
+		{"page", `SELECT * FROM (SELECT ` + messageCols + ` FROM messages
+			WHERE thread_id = ? AND active = 1 AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+			"messages_active", []any{"t", 0, 100, 50}},
+		{"active leaf", `SELECT (` + activeLeaf + `) FROM threads AS t WHERE t.id = ?`, "messages_active", []any{"t"}},
+		{"siblings", `SELECT m.id, s.id FROM messages AS m
+			JOIN messages AS s ON s.thread_id = m.thread_id AND s.parent_id IS m.parent_id
+			WHERE m.id IN (SELECT value FROM json_each(?)) AND m.thread_id = ? ORDER BY m.id, s.seq`,
+			"messages_children", []any{`["a"]`, "t"}},
+		{"context fill", `SELECT context_tokens FROM messages WHERE thread_id = ? AND active = 1 ORDER BY seq DESC LIMIT 50`,
+			"messages_active", []any{"t"}},
+	} {
+		rows, err := db.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.query, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		all := strings.Join(plan, "; ")
+		if !strings.Contains(all, tc.index) || strings.Contains(all, "SCAN m") || strings.Contains(all, "SCAN messages") {
+			t.Errorf("%s: plan %q, want it to search %s", tc.name, all, tc.index)
+		}
+	}
+}
+
+// Usage counts every reply ever generated (each was paid for); the context
+// fill is the active branch's. Search finds text in every branch, with the
+// message's id to open its branch.
+func TestTreeUsageAndSearch(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	u1 := o.append(agentcore.RoleUser, "question")
+	first := reply(o.th, "m", &agentcore.Usage{InputTokens: 10, OutputTokens: 1}, 100)
+	first.Content = agentcore.TextContent("platypus")
+	first.Content.Metadata = map[string]any{"model": "m", agentcore.MetaUsage: agentcore.Usage{InputTokens: 10, OutputTokens: 1},
+		agentcore.MetaContextTokens: 100}
+	r1 := mustAppend(t, db, first)
+	o.rewind(u1.ID)
+	mustAppend(t, db, reply(o.th, "m", &agentcore.Usage{InputTokens: 20, OutputTokens: 2}, 200))
+	checkTree(t, db, o.th)
+	u, err := db.ThreadUsage(ctx, o.th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Replies != 2 || u.ByModel["m"].InputTokens != 30 || u.ContextTokens != 200 {
+		t.Errorf("usage %+v, want both replies summed and the active one's context", u)
+	}
+	o.switchTo(r1.ID)
+	if u, _ := db.ThreadUsage(ctx, o.th); u.ContextTokens != 100 {
+		t.Errorf("context after switching: %d, want 100", u.ContextTokens)
+	}
+	o.rewind(u1.ID)
+	hits := mustSearch(t, db, "platypus")
+	if len(hits) != 1 || hits[0].MessageID != r1.ID {
+		t.Errorf("search in an inactive branch: %+v", hits)
+	}
+}
+
+// Import numbers messages as one branch.
+func TestTreeImport(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	got, err := db.ImportThreads(ctx, []agentcore.ThreadImport{importSample("", "a", "b", "c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, got[0].ID)
+	if s := texts(t, db, got[0].ID); s != "a b c" {
+		t.Errorf("imported chat shows %q", s)
+	}
+}
