@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"charm.land/fantasy/providers/openaicompat"
 	openaisdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/tidwall/gjson"
 )
 
 // Streaming in time linear in the answer's length.
@@ -156,8 +158,12 @@ func (tc *chatToolCall) input() string {
 // streamChat reads a Chat Completions response as fantasy's openai
 // adapter does (v0.41.2, languageModel.Stream), less its accumulators.
 func streamChat(ctx context.Context, resp *http.Response, kind sdkStream, yield func(fantasy.StreamPart) bool) {
-	stream := ssestream.NewStream[openaisdk.ChatCompletionChunk](ssestream.NewDecoder(resp), nil)
-	defer stream.Close()
+	events := ssestream.NewDecoder(resp)
+	defer events.Close()
+	// reasoning is open between a reasoning part and its end: the chunks
+	// then go whole to the adapters' reasoning hooks, which end it.
+	reasoning := false
+	yield = watchReasoning(yield, &reasoning)
 
 	var (
 		activeText   bool
@@ -195,8 +201,77 @@ func streamChat(ctx context.Context, resp *http.Response, kind sdkStream, yield 
 		return true
 	}
 
-	for stream.Next() {
-		chunk := stream.Current()
+	// onText and onArguments are a chunk's text and the next piece of a
+	// known call's arguments, from a whole chunk or a plain one.
+	onText := func(text string) bool {
+		if !activeText {
+			activeText = true
+			if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeTextStart, ID: "0"}) {
+				return false
+			}
+		}
+		return yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeTextDelta, ID: "0", Delta: text})
+	}
+	endText := func() bool {
+		if !activeText {
+			return true
+		}
+		activeText = false
+		return yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeTextEnd, ID: "0"})
+	}
+	onArguments := func(tc *chatToolCall, args string) bool {
+		if tc.finished || args == "" {
+			return true
+		}
+		tc.args.WriteString(args)
+		// ToolCallInput: the input so far (Part.InputSoFar).
+		return yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeToolInputDelta, ID: tc.id, Delta: args, ToolCallInput: tc.args.String()})
+	}
+
+	var err error
+	done := false
+	for events.Next() {
+		data := events.Event().Data
+		// As ssestream.Stream: [DONE] ends the chunks, an event with an
+		// error member ends the stream with it.
+		if done {
+			continue
+		}
+		if bytes.HasPrefix(data, []byte("[DONE]")) {
+			done = true
+			continue
+		}
+		if ep := gjson.GetBytes(data, "error"); ep.Exists() {
+			err = &ssestream.StreamError{Message: "received error while streaming: " + ep.String(), Event: events.Event()}
+			break
+		}
+		if strings.HasPrefix(events.Event().Type, "thread.") {
+			// The SDK reads these as {"event", "data"}: a chunk of nothing.
+			usage = fantasy.Usage{}
+			continue
+		}
+		if !reasoning && plainChunks {
+			if p, ok := readPlain(data, kind); ok {
+				usage = fantasy.Usage{} // as a chunk without usage
+				if p.call < 0 {
+					if !onText(p.text) {
+						return
+					}
+					continue
+				}
+				if tc, known := toolCalls[p.call]; known {
+					sawToolCalls = true // a call piece in the first choice
+					if !endText() || !onArguments(tc, p.text) {
+						return
+					}
+					continue
+				}
+			}
+		}
+		var chunk openaisdk.ChatCompletionChunk
+		if err = json.Unmarshal(data, &chunk); err != nil {
+			break
+		}
 		if kind == sdkOpenRouter {
 			usage = openRouterUsage(chunk)
 		} else {
@@ -209,32 +284,16 @@ func streamChat(ctx context.Context, resp *http.Response, kind sdkStream, yield 
 			if choice.Index == 0 && len(choice.Delta.ToolCalls) > 0 {
 				sawToolCalls = true
 			}
-			if choice.Delta.Content != "" {
-				if !activeText {
-					activeText = true
-					if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeTextStart, ID: "0"}) {
-						return
-					}
-				}
-				if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeTextDelta, ID: "0", Delta: choice.Delta.Content}) {
-					return
-				}
+			if choice.Delta.Content != "" && !onText(choice.Delta.Content) {
+				return
 			}
 			if len(choice.Delta.ToolCalls) > 0 {
-				if activeText {
-					activeText = false
-					if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeTextEnd, ID: "0"}) {
-						return
-					}
+				if !endText() {
+					return
 				}
 				for _, d := range choice.Delta.ToolCalls {
 					if tc, ok := toolCalls[d.Index]; ok {
-						if tc.finished || d.Function.Arguments == "" {
-							continue
-						}
-						tc.args.WriteString(d.Function.Arguments)
-						// ToolCallInput: the input so far (Part.InputSoFar).
-						if !yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeToolInputDelta, ID: tc.id, Delta: d.Function.Arguments, ToolCallInput: tc.args.String()}) {
+						if !onArguments(tc, d.Function.Arguments) {
 							return
 						}
 						continue
@@ -281,7 +340,10 @@ func streamChat(ctx context.Context, resp *http.Response, kind sdkStream, yield 
 			}
 		}
 	}
-	if err := stream.Err(); err != nil && !errors.Is(err, io.EOF) {
+	if err == nil {
+		err = events.Err()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		yield(fantasy.StreamPart{Type: fantasy.StreamPartTypeError, Error: chatStreamError(err)})
 		return
 	}

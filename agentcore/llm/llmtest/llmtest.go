@@ -4,6 +4,7 @@
 package llmtest
 
 import (
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,6 +41,28 @@ var fantasyDir = sync.OnceValues(func() (string, error) {
 	out, err := cmd.Output()
 	return strings.TrimSpace(string(out)), err
 })
+
+// CassetteNames lists every cassette in fantasy's providertests/testdata,
+// as LoadCassette names them.
+func CassetteNames(t testing.TB) []string {
+	t.Helper()
+	dir, err := fantasyDir()
+	if err != nil || dir == "" {
+		t.Fatalf("locate charm.land/fantasy in the module cache: %v", err)
+	}
+	root := filepath.Join(dir, "providertests", "testdata")
+	var names []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") {
+			names = append(names, filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator))))
+		}
+		return err
+	})
+	if err != nil || len(names) == 0 {
+		t.Fatalf("list cassettes under %s: %d found, %v", root, len(names), err)
+	}
+	return names
+}
 
 // LoadCassette reads a cassette from fantasy's providertests/testdata.
 func LoadCassette(t testing.TB, name string) Cassette {
