@@ -2,9 +2,11 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -585,4 +587,181 @@ func TestTreeImport(t *testing.T) {
 	if s := texts(t, db, got[0].ID); s != "a b c" {
 		t.Errorf("imported chat shows %q", s)
 	}
+}
+
+// A database made by the code before the tree (migrations up to 0011, rows
+// as AppendMessage and MoveMessages wrote them then) opens with every chat
+// one active branch, in the same order, with nothing lost: interrupted and
+// retried replies, a run suspended on a question, queued messages and
+// signals, and seqs with gaps left by moves.
+func TestTreeMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`)
+	all, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if m.version > 11 {
+			break
+		}
+		exec(m.sql)
+		exec(`INSERT INTO schema_migrations VALUES (?, 0)`, m.version)
+	}
+	exec(`INSERT INTO resources (id, created_at, updated_at) VALUES ('r', 0, 0)`)
+	for _, th := range []string{"chat", "signals", "empty", "trashed"} {
+		exec(`INSERT INTO threads (id, resource_id, title, created_at, updated_at) VALUES (?, 'r', ?, 0, 0)`, th, th)
+	}
+	exec(`UPDATE threads SET deleted_at = 1 WHERE id = 'trashed'`) // purged at Open, with its messages
+	exec(`INSERT INTO runs (id, thread_id, agent_id, model, status, started_at) VALUES
+		('run-ok', 'chat', 'a', 'm', 'done', 0), ('run-failed', 'chat', 'a', 'm', 'failed', 0),
+		('run-retry', 'chat', 'a', 'm', 'done', 0), ('run-stopped', 'chat', 'a', 'm', 'stopped', 0),
+		('run-asks', 'chat', 'a', 'm', 'suspended', 0), ('run-sig', 'signals', 'a', 'm', 'done', 0)`)
+	text := func(s string, meta map[string]any) string {
+		c := agentcore.TextContent(s)
+		c.Metadata = meta
+		b, err := encodeContent(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	asks, err := encodeContent(agentcore.Content{Format: 2, Parts: []agentcore.Part{{Type: "tool-invocation",
+		ToolInvocation: &agentcore.ToolInvocation{State: "suspended", ToolCallID: "call-1", ToolName: "ask_user",
+			SuspendPayload: []byte(`{"question":"Which port?"}`)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage := map[string]any{"model": "m", agentcore.MetaUsage: map[string]any{"inputTokens": 5, "outputTokens": 1}}
+	type row struct {
+		id, thread, role, typ, content, run string
+		status                              agentcore.MessageStatus
+	}
+	rows := []row{
+		{"u1", "chat", "user", "", text("hello", nil), "", agentcore.StatusComplete},
+		{"a1", "chat", "assistant", "", text("hi there", usage), "run-ok", agentcore.StatusComplete},
+		{"u2", "chat", "user", "", text("and now?", nil), "", agentcore.StatusComplete},
+		{"a2", "chat", "assistant", "", text("partial", map[string]any{"error": "boom", "retried": true}), "run-failed", agentcore.StatusError},
+		{"a3", "chat", "assistant", "", text("the retry", usage), "run-retry", agentcore.StatusComplete},
+		{"u3", "chat", "user", "", text("go on", nil), "", agentcore.StatusComplete},
+		{"a4", "chat", "assistant", "", text("cut o", map[string]any{"stopped": "user"}), "run-stopped", agentcore.StatusInterrupted},
+		{"u4", "chat", "user", "", text("ask me", nil), "", agentcore.StatusComplete},
+		{"a5", "chat", "assistant", "", string(asks), "run-asks", agentcore.StatusComplete},
+		{"q1", "chat", "user", "", text("queued while it asked", nil), "", agentcore.StatusQueued},
+		{"s1", "signals", "user", "", text("start", nil), "", agentcore.StatusComplete},
+		{"s2", "signals", "assistant", "", text("before the signal", nil), "run-sig", agentcore.StatusComplete},
+		{"s3", "signals", "signal", "user", text("a signal", nil), "", agentcore.StatusComplete},
+		{"s4", "signals", "assistant", "", text("after the signal", nil), "run-sig", agentcore.StatusComplete},
+		{"x1", "trashed", "user", "", text("gone", nil), "", agentcore.StatusComplete},
+	}
+	for i, r := range rows {
+		// As AppendMessage wrote a message before 0012.
+		exec(`INSERT INTO messages (id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type)
+			SELECT ?, ?, 'r', coalesce((SELECT max(seq) FROM messages WHERE thread_id = ?), 0) + 1, ?, ?, ?, ?, ?, ?`,
+			r.id, r.thread, r.thread, r.role, r.content, r.status, r.run, 1000+i, r.typ)
+	}
+	// As MoveMessages moved a delivered signal after the reply so far,
+	// leaving a gap in seq: s2 is now after s3, s4 after both.
+	for _, id := range []string{"s2", "s4"} {
+		exec(`UPDATE messages SET seq = (SELECT max(seq) FROM messages WHERE thread_id = 'signals') + 1 WHERE id = ?`, id)
+	}
+	type stored struct {
+		ID, Content, Status, Role, Type, Run string
+		Seq, Created                         int64
+	}
+	read := func(d *sql.DB, thread string) []stored {
+		t.Helper()
+		rs, err := d.QueryContext(ctx, `SELECT id, content, status, role, type, run_id, seq, created_at FROM messages
+			WHERE thread_id = ? ORDER BY seq`, thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		var out []stored
+		for rs.Next() {
+			var s stored
+			if err := rs.Scan(&s.ID, &s.Content, &s.Status, &s.Role, &s.Type, &s.Run, &s.Seq, &s.Created); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	before := map[string][]stored{}
+	for _, th := range []string{"chat", "signals", "empty"} {
+		before[th] = read(raw, th)
+	}
+	raw.Close()
+
+	db := openAt(t, path)
+	for th, want := range before {
+		// Open keeps a message left queued as sent (recoverInterrupted).
+		for i := range want {
+			if want[i].Status == string(agentcore.StatusQueued) {
+				want[i].Status = string(agentcore.StatusComplete)
+			}
+		}
+		if got := read(db.reader, th); !reflect.DeepEqual(got, want) {
+			t.Errorf("thread %s after the migration:\n%+v\nwant\n%+v", th, got, want)
+		}
+		checkTree(t, db, th)
+		var ids []string
+		for _, m := range want {
+			ids = append(ids, m.ID)
+		}
+		shown, err := db.ListMessages(ctx, th, agentcore.MessageQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := msgIDs(shown); !slices.Equal(got, append([]string{}, ids...)) {
+			t.Errorf("thread %s shows %v, want %v", th, got, ids)
+		}
+		var bad int
+		if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE thread_id = ? AND chosen_at <> created_at`,
+			th).Scan(&bad); err != nil || bad != 0 {
+			t.Errorf("thread %s: %d messages chosen at another time than made (%v)", th, bad, err)
+		}
+		if sibs, err := db.Siblings(ctx, th, ids...); err != nil || len(sibs) != 0 {
+			t.Errorf("thread %s has versions after the migration: %v, %v", th, sibs, err)
+		}
+	}
+	if got := msgIDs(mustList(t, db, "signals")); !slices.Equal(got, []string{"s1", "s3", "s2", "s4"}) {
+		t.Errorf("the moved signal's thread reads %v", got)
+	}
+	if u, err := db.ThreadUsage(ctx, "chat"); err != nil || u.Replies != 2 || u.ByModel["m"].InputTokens != 10 {
+		t.Errorf("usage after the migration: %+v, %v", u, err)
+	}
+	// The migrated chat grows and branches as a new one.
+	o := treeOps{t, db, "chat"}
+	next := o.append(agentcore.RoleAssistant, "answered")
+	if next.ParentID != "q1" {
+		t.Errorf("the first message after the migration follows %q, want q1", next.ParentID)
+	}
+	o.rewind("u2")
+	o.append(agentcore.RoleAssistant, "regenerated")
+	o.shows("hello hi there and now? regenerated")
+	o.switchTo("a3")
+	if got := texts(t, db, "chat"); !strings.HasSuffix(got, "queued while it asked answered") {
+		t.Errorf("back on the old branch: %q", got)
+	}
+}
+
+func mustList(t testing.TB, db *DB, threadID string) []agentcore.Message {
+	t.Helper()
+	ms, err := db.ListMessages(context.Background(), threadID, agentcore.MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }
