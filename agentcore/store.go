@@ -112,13 +112,16 @@ type MessageStore interface {
 	Siblings(ctx context.Context, threadID string, ids ...string) (map[string]Siblings, error)
 	// ForkThread stores a new thread, made from t as CreateThread does
 	// (its ResourceID defaults to the source thread's), holding a copy of
-	// the branch of fromThreadID from its root down to atMessageID: new
-	// message ids, the same content, roles, types and creation times, all
-	// active. A copy of a message still streaming is interrupted and one
-	// still queued is complete: the run they waited on is the source
-	// thread's. The new thread's metadata records where it came from under
-	// MetaForkedFrom. ErrNotFound, wrapped, when atMessageID is not a
-	// message of fromThreadID.
+	// the branch of fromThreadID from its root down to atMessageID (any
+	// message, on the active branch or not): new message ids, the same
+	// content, roles, types, statuses, run ids and creation times, all
+	// active, one path. A copy of a message still streaming is interrupted
+	// and one still queued is complete: the run they waited on is the
+	// source thread's. The copied replies' usage counts in the new thread
+	// too, as an imported reply's does. The new thread's metadata records
+	// where it came from under MetaForkedFrom. ErrNotFound, wrapped, when
+	// atMessageID is not a message of fromThreadID (or that thread is in
+	// the trash).
 	ForkThread(ctx context.Context, fromThreadID, atMessageID string, t Thread) (Thread, error)
 }
 

@@ -7,6 +7,10 @@
 // writer. Timestamps are stored as milliseconds and returned as UTC
 // time.Time. Lookups of unknown ids return errors wrapping
 // agentcore.ErrNotFound.
+//
+// A thread's messages are a tree with one active branch (tree.go, migration
+// 0012): the reads that show the chat read the active branch; usage sums
+// and search cover every branch.
 package storage
 
 import (

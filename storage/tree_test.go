@@ -451,8 +451,9 @@ func TestTreeHostileValues(t *testing.T) {
 	}
 }
 
-// Two tabs (here many goroutines) appending, rewinding and switching at
-// once cannot break the tree: every operation is one write transaction.
+// Two tabs (here many goroutines) appending, rewinding, switching and
+// moving at once cannot break the tree: every operation is one write
+// transaction.
 func TestTreeConcurrent(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
@@ -472,11 +473,13 @@ func TestTreeConcurrent(t *testing.T) {
 				pick := known[rng.IntN(len(known))]
 				mu.Unlock()
 				var err error
-				switch rng.IntN(4) {
+				switch rng.IntN(5) {
 				case 0:
 					err = db.SwitchBranch(ctx, th.ID, pick)
 				case 1:
 					err = db.RewindTo(ctx, th.ID, pick)
+				case 4:
+					err = db.MoveMessages(ctx, th.ID, pick)
 				case 2:
 					_, err = db.AppendMessage(ctx, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser,
 						Content: agentcore.TextContent(fmt.Sprint(w, i)), ParentID: pick})
