@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -34,6 +35,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if path := os.Getenv("PARLEY_CPUPROFILE"); path != "" {
+		stopProfile, err := profileCPU(path)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	return Serve(ctx, c, withLimits(c, Options{Log: log}), func(url string) {
 		fmt.Fprintf(stdout, "Parley is running at %s\n", url)
 		fmt.Fprintf(stdout, "Workspace (the agent reads and writes here): %s  (choose another with --workspace)\n", c.Workspace)
@@ -128,4 +136,22 @@ func (in *Instance) serve(ctx context.Context, ln net.Listener, loopback bool, r
 		err = srv.Close()
 	}
 	return err
+}
+
+// profileCPU writes a CPU profile of the whole serve to path (for
+// `go tool pprof`), as `go test -cpuprofile` does for a test; the README's
+// benchmarks name it. It returns what ends the profile.
+func profileCPU(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("PARLEY_CPUPROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("PARLEY_CPUPROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

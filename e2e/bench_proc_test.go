@@ -183,6 +183,9 @@ func serveProcess(t testing.TB, args []string, env ...string) (*exec.Cmd, string
 	t.Helper()
 	cmd := exec.Command(parleyBin(t), args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	if path := os.Getenv("PARLEY_CPUPROFILE"); path != "" {
+		cmd.Env = append(cmd.Env, "PARLEY_CPUPROFILE="+path) // the server's profile, for pprof
+	}
 	cmd.Stderr = io.Discard
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.StdoutPipe()
