@@ -38,6 +38,10 @@ const (
 	EventMessage EventType = "message" // a message was added to the thread (MessageID)
 	EventThread  EventType = "thread"  // the thread's title, pin or model changed, or it was deleted
 	EventTasks   EventType = "tasks"   // the thread's task list changed
+	// EventBranch: the thread's active branch changed (a version was
+	// switched to, a message edited, a reply regenerated): views show the
+	// branch's messages again.
+	EventBranch EventType = "branch"
 	// EventMessageUpdated: a message other than the reply being streamed
 	// changed (a queued signal was kept, a reply was closed by a signal).
 	EventMessageUpdated EventType = "message-updated"

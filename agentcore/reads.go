@@ -37,6 +37,20 @@ func (rt *Runtime) ListMessages(ctx context.Context, threadID string, q MessageQ
 	return ms, err
 }
 
+// ListTree lists every message of a thread, of every branch, parents
+// before their children.
+func (rt *Runtime) ListTree(ctx context.Context, threadID string) ([]Message, error) {
+	ms, err := rt.store.ListTree(ctx, threadID)
+	rt.owedMarks(ms)
+	return ms, err
+}
+
+// Siblings answers "version n of m" for the messages ids of a thread that
+// have other versions (MessageStore.Siblings).
+func (rt *Runtime) Siblings(ctx context.Context, threadID string, ids ...string) (map[string]Siblings, error) {
+	return rt.store.Siblings(ctx, threadID, ids...)
+}
+
 // owedMarks shows the replies whose failure could not be written yet (owe)
 // as the store will have them: failed, with their error, not streaming.
 func (rt *Runtime) owedMarks(ms []Message) {

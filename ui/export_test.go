@@ -82,6 +82,7 @@ func exportedMessages(t *testing.T, data []byte, drop bool) string {
 	if drop {
 		for _, m := range f.Messages {
 			delete(m, "id")
+			delete(m, "parentId") // ids are new in the copy
 			delete(m, "threadId")
 		}
 	}

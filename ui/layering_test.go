@@ -17,14 +17,14 @@ import (
 var (
 	storeReads = []string{
 		"GetThread", "ListThreads", "GetMessage", "ListMessages", "GetRun", "ListRuns",
-		"GetSetting", "GetState", "Search", "ThreadUsage", "Close",
+		"GetSetting", "GetState", "Search", "ThreadUsage", "Close", "ListTree", "Siblings",
 		"GetNotification", "FindCoalescable", "ListNotifications", "DueNotifications", "NextDue",
 	}
 	storeWrites = []string{
 		"CreateThread", "UpdateThread", "UpdateThreadMetadata", "DeleteThread", "TrashThread", "RestoreThread", "PurgeTrash",
 		"AppendMessage", "UpdateMessage", "MarkMessage", "MoveMessages", "DeleteMessage",
 		"CreateRun", "FinishRun", "SetSetting", "SetState", "ImportThreads",
-		"CreateNotification", "SaveNotification",
+		"CreateNotification", "SaveNotification", "SwitchBranch", "RewindTo", "ForkThread",
 	}
 )
 
