@@ -51,20 +51,26 @@ func (rt *Runtime) Regenerate(ctx context.Context, req RegenerateRequest) (Run, 
 	if err != nil {
 		return Run{}, err
 	}
+	// The views show the branch cut back before the new reply appears.
 	if err := rt.store.RewindTo(ctx, thread.ID, old.ParentID); err != nil {
 		return Run{}, fmt.Errorf("regenerate message %s: %w", old.ID, err)
 	}
+	rt.publishBranch(thread.ID)
 	run, err := rt.wake(ctx, thread, agent, req.Model, RunOptions{}, nil)
 	if err != nil {
-		// Nothing replaces it: the chat shows the old reply again.
-		if err := rt.store.SwitchBranch(context.WithoutCancel(ctx), thread.ID, old.ID); err != nil {
-			rt.Log.Error("regenerate: put the branch back", "thread", thread.ID, "message", old.ID, "err", err)
-		}
-		rt.publishBranch(thread.ID)
+		rt.putBack(ctx, thread.ID, old.ID) // nothing replaces it
 		return Run{}, err
 	}
-	rt.publishBranch(thread.ID)
 	return run, nil
+}
+
+// putBack shows message id's branch again after what was to replace it
+// failed to start.
+func (rt *Runtime) putBack(ctx context.Context, threadID, id string) {
+	if err := rt.store.SwitchBranch(context.WithoutCancel(ctx), threadID, id); err != nil {
+		rt.Log.Error("put the branch back", "thread", threadID, "message", id, "err", err)
+	}
+	rt.publishBranch(threadID)
 }
 
 // EditRequest sends a new version of a message the user sent.
@@ -96,15 +102,12 @@ func (rt *Runtime) Edit(ctx context.Context, req EditRequest) (Sent, error) {
 	if err := rt.store.RewindTo(ctx, thread.ID, old.ParentID); err != nil {
 		return Sent{}, fmt.Errorf("edit message %s: %w", old.ID, err)
 	}
+	rt.publishBranch(thread.ID)
 	sent, err := rt.sendLocked(ctx, thread, agent, model, text, RunOptions{})
 	if err != nil {
-		if err := rt.store.SwitchBranch(context.WithoutCancel(ctx), thread.ID, old.ID); err != nil {
-			rt.Log.Error("edit: put the branch back", "thread", thread.ID, "message", old.ID, "err", err)
-		}
-		rt.publishBranch(thread.ID)
+		rt.putBack(ctx, thread.ID, old.ID)
 		return Sent{}, err
 	}
-	rt.publishBranch(thread.ID)
 	return sent, nil
 }
 

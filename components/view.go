@@ -159,6 +159,29 @@ type Message struct {
 	// Shell: render the message without its body's content or cursor
 	// (with Live, a morph of it changes everything but the body).
 	Shell bool
+	// Versions: the message is one of several versions of its turn (an
+	// edited message, a regenerated reply): ‹ n/m › switches between them.
+	Versions *Versions
+	// CanRewrite: a message the user sent, which Edit replaces with a new
+	// version; CanRegenerate: a finished reply, which Regenerate answers
+	// again; CanFork: a stored message a new chat can start from.
+	CanRewrite, CanRegenerate, CanFork bool
+	// Editing: show the in-place editor instead of the message's text.
+	Editing bool
+	// Text is the message's text, for the editor.
+	Text string
+}
+
+// Versions is where a message stands among the versions of its turn.
+type Versions struct {
+	N, Of      int    // version N of Of, counting from 1
+	Prev, Next string // the neighbouring versions' ids ("" at the ends)
+}
+
+// BranchURL is the address of one of a message's tree commands (action is
+// a constant: "edit", "editor", "view", "regenerate", "switch", "fork").
+func BranchURL(threadID, messageID, action string) string {
+	return ThreadAction(threadID, "m/"+seg(messageID)+"/"+action)
 }
 
 func bodyAttrs(m Message) templ.Attributes {

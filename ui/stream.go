@@ -123,6 +123,7 @@ type chatStream struct {
 	actions  bool
 	usage    bool // a run ended: the thread's usage total changed
 	urgent   bool // a terminal event: flush now
+	branch   bool // the active branch changed: show its messages again
 	behind   bool // a reply on the page lags its text (liveReply's pace): send more next frame
 }
 
@@ -142,6 +143,8 @@ func (v *chatStream) take(thread, list []agentcore.Event) {
 			v.header = true
 		case agentcore.EventTasks:
 			v.tasks = true
+		case agentcore.EventBranch:
+			v.branch = true
 		default: // text, reasoning and tool events change the reply
 			v.change(e.MessageID)
 			if e.ToolName == "task_write" && e.Type == agentcore.EventToolCallDelta {
@@ -169,7 +172,7 @@ func (v *chatStream) change(id string) {
 }
 
 func (v *chatStream) dirty() bool {
-	return len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox || v.behind
+	return v.branch || len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox || v.behind
 }
 
 // full sends the whole chat: used once when the stream opens.
@@ -221,6 +224,13 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return v.patchInboxSidebar(ctx, v.s.inboxes.Latest(), false, true)
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if v.branch {
+		// Another branch: the whole list again, as when the page opened.
+		v.branch = false
+		if err := v.showBranch(ctx); err != nil {
 			return err
 		}
 	}

@@ -193,7 +193,36 @@ func (s *Server) messageShell(m agentcore.Message, live agentcore.Live, running 
 		// ago; the final write is on its way.
 		v.Status = string(agentcore.StatusComplete)
 	}
+	s.treeActions(&v, m)
 	return v, m.Content, reply
+}
+
+// treeActions says what a message offers to grow or walk the chat's tree:
+// its versions, Edit for a message the user sent, Regenerate for a
+// finished reply, Fork for any stored message. A message still being
+// written or waiting in the queue offers none.
+func (s *Server) treeActions(v *components.Message, m agentcore.Message) {
+	if v.Signal != nil || v.Status == string(agentcore.StatusStreaming) || v.Status == string(agentcore.StatusQueued) {
+		return
+	}
+	_, signal := agentcore.SignalOf(m)
+	v.CanRewrite = v.Role == string(agentcore.RoleUser) && !signal
+	v.CanRegenerate = v.Role == string(agentcore.RoleAssistant)
+	v.CanFork = true
+	sib, err := s.rt.Siblings(s.ctx, m.ThreadID, m.ID)
+	if err != nil {
+		s.log.Warn("versions of a message are not readable", "message", m.ID, "err", err)
+		return
+	}
+	if vs, ok := sib[m.ID]; ok && len(vs.IDs) > 1 {
+		v.Versions = &components.Versions{N: vs.Index + 1, Of: len(vs.IDs)}
+		if vs.Index > 0 {
+			v.Versions.Prev = vs.IDs[vs.Index-1]
+		}
+		if vs.Index+1 < len(vs.IDs) {
+			v.Versions.Next = vs.IDs[vs.Index+1]
+		}
+	}
 }
 
 // when is a compact timestamp for the sidebar.

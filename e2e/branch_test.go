@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-rod/rod/lib/input"
+
+	"parley/agentcore/scripted"
+)
+
+// The chat is a tree: an early message is edited in place, a reply is
+// regenerated with another model, ‹ n/m › flips between the versions and
+// the rest of the chat follows, the choice survives a reload and a
+// restart, and Fork starts a new chat from a message.
+func TestEditRegenerateSwitchFork(t *testing.T) {
+	p := startParley(t)
+	// A second model: the scripted server behind openai-compatible.
+	st := p.page("/settings")
+	waitJS(t, st, `() => document.querySelector('#mcp-servers[data-live]') !== null`)
+	st.MustElement("#base-openai-compatible").MustInput(p.Model.URL())
+	st.MustElement(`#provider-openai-compatible form[action$="/base"] button`).MustClick()
+	waitJS(t, st, `() => document.querySelector('[data-flash="openai-compatible"]')?.innerText.includes('Address saved')`)
+
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	chatText := `() => [...document.querySelectorAll('#messages > article .msg-body')].map(b => b.innerText.trim()).join(' | ')`
+	turn := func(text, reply string) {
+		t.Helper()
+		p.Model.Push(scripted.Reply{Text: reply})
+		n := len(p.messages(id)) + 2
+		sendMsg(t, pg, text)
+		waitJS(t, pg, `(n) => document.querySelectorAll('#messages > article[data-status=complete]').length === n`, n)
+	}
+	turn("first question", "First answer.")
+	turn("second question", "Second answer.")
+	turn("third question", "Third answer.")
+
+	// Edit the second question in place.
+	second := `[...document.querySelectorAll('#messages > article.msg-user')][1]`
+	pg.MustEval(`() => ` + second + `.querySelector('.msg-rewrite').click()`)
+	waitJS(t, pg, `() => document.querySelector('.msg-editor textarea')?.value === 'second question'`)
+	waitJS(t, pg, `() => document.activeElement?.closest('.msg-editor') !== null`)
+	pg.MustScreenshot(artifact("branch-editor.png"))
+	p.Model.Push(scripted.Reply{Text: "Edited answer."})
+	ed := pg.MustElement(".msg-editor textarea")
+	ed.MustSelectAllText().MustInput("second question, <b>rephrased</b>")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, chatText+` === 'first question | First answer. | second question, <b>rephrased</b> | Edited answer.'`)
+	if n := pg.MustEval(`() => document.querySelectorAll('#messages b').length`).Int(); n != 0 {
+		t.Fatal("the edited text was rendered as markup")
+	}
+	reqs := p.Model.Requests()
+	var sent []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role != "system" {
+			sent = append(sent, m.Role+":"+m.Content)
+		}
+	}
+	if got := strings.Join(sent, " | "); got != "user:first question | assistant:First answer. | user:second question, <b>rephrased</b>" {
+		t.Fatalf("the edit sent the model: %s", got)
+	}
+	waitJS(t, pg, `() => `+second+`.querySelector('.version-count')?.innerText === '2/2'`)
+
+	// Regenerate the new reply with another model.
+	last := `[...document.querySelectorAll('#messages > article.msg-assistant')].pop()`
+	pg.MustEval(`() => ` + last + `.querySelector('.msg-regenerate-with').click()`)
+	waitJS(t, pg, `() => document.querySelector('.regen-model') !== null`)
+	p.Model.Push(scripted.Reply{Text: "Regenerated answer."})
+	waitJS(t, pg, `() => [...document.querySelectorAll('.regen-model')].some(b => b.innerText === 'openai-compatible/scripted')`)
+	pg.MustEval(`() => [...document.querySelectorAll('.regen-model')].find(b => b.innerText === 'openai-compatible/scripted').click()`)
+	waitJS(t, pg, chatText+`.endsWith('| Regenerated answer.')`)
+	if got := evalString(pg, `() => `+last+`.querySelector('.msg-model')?.innerText`); got != "openai-compatible/scripted" {
+		t.Fatalf("regenerated with %q, want openai-compatible/scripted", got)
+	}
+	waitJS(t, pg, `() => `+last+`.querySelector('.version-count')?.innerText === '2/2'`)
+	pg.MustScreenshot(artifact("branch-versions.png"))
+
+	// Back to the first version of the second question: its whole branch.
+	pg.MustEval(`() => ` + second + `.querySelector('.version-prev').click()`)
+	waitJS(t, pg, chatText+` === 'first question | First answer. | second question | Second answer. | third question | Third answer.'`)
+	waitJS(t, pg, `() => `+second+`.querySelector('.version-count')?.innerText === '1/2'`)
+
+	// Kept across a reload and a restart.
+	pg.MustReload()
+	waitJS(t, pg, chatText+` === 'first question | First answer. | second question | Second answer. | third question | Third answer.'`)
+	p = p.restart()
+	pg = p.page("/t/" + id)
+	waitJS(t, pg, chatText+` === 'first question | First answer. | second question | Second answer. | third question | Third answer.'`)
+	// The keyboard reaches the arrows.
+	pg.MustEval(`() => ` + second + `.querySelector('.version-next').focus()`)
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, chatText+` === 'first question | First answer. | second question, <b>rephrased</b> | Regenerated answer.'`)
+
+	// Fork from the first answer: a new chat with that much of it.
+	pg.MustEval(`() => document.querySelectorAll('#messages > article.msg-assistant')[0].querySelector('.msg-fork').click()`)
+	waitJS(t, pg, `(id) => !location.pathname.endsWith(id) && document.querySelectorAll('#messages > article').length === 2`, id)
+	waitJS(t, pg, chatText+` === 'first question | First answer.'`)
+	pg.MustScreenshot(artifact("branch-fork.png"))
+}

@@ -1,0 +1,162 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/starfederation/datastar-go/datastar"
+
+	"parley/agentcore"
+	"parley/components"
+)
+
+// The chat's tree from the page: Edit a sent message in place, Regenerate
+// a reply (with the chat's model or another), switch between the
+// versions of a turn (‹ n/m ›), Fork a new chat from a message. The chat's
+// stream shows the branch that results (agentcore.EventBranch); these
+// answers only report a refusal, in the composer's error line.
+
+// branchMessage is the request's message, checked to be in its chat.
+func (s *Server) branchMessage(r *http.Request) (agentcore.Message, error) {
+	m, err := s.rt.GetMessage(r.Context(), r.PathValue("msg"))
+	if err == nil && m.ThreadID != r.PathValue("id") {
+		err = fmt.Errorf("message %s is not in chat %s: %w", m.ID, r.PathValue("id"), agentcore.ErrNotFound)
+	}
+	return m, err
+}
+
+// refuse shows why a tree command was not done.
+func refuse(w http.ResponseWriter, r *http.Request, what string, err error) {
+	msg := ""
+	if err != nil {
+		msg = what + ": " + err.Error()
+	}
+	_ = datastar.NewSSE(w, r).PatchElementTempl(components.ComposerError(msg))
+}
+
+// stopFirst ends the reply being written on the thread, so that an edit or
+// a regeneration does not wait for it. A run that waits for the user is
+// not stopped behind their back: the refusal says to answer or stop it.
+func (s *Server) stopFirst(ctx context.Context, threadID string) {
+	if _, running := s.rt.Live(threadID); !running {
+		return
+	}
+	stop, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	s.rt.Stop(stop, threadID)
+}
+
+// messageEditor shows the in-place editor of a sent message.
+func (s *Server) messageEditor(w http.ResponseWriter, r *http.Request) {
+	s.patchMessage(w, r, true)
+}
+
+// messageAgain shows a message as the chat does (the editor's Cancel).
+func (s *Server) messageAgain(w http.ResponseWriter, r *http.Request) {
+	s.patchMessage(w, r, false)
+}
+
+func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request, editing bool) {
+	m, err := s.branchMessage(r)
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	live, running := s.rt.Live(m.ThreadID)
+	v := s.messageView(m, live, running, nil)
+	if editing {
+		if !v.CanRewrite {
+			refuse(w, r, "Not edited", agentcore.ErrNotEditable)
+			return
+		}
+		v.Editing, v.Text = true, m.Content.Text()
+	}
+	_ = datastar.NewSSE(w, r).PatchElementTempl(components.MessageView(v))
+}
+
+// editMessage sends the editor's text as a new version of the message.
+func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		refuse(w, r, "Not sent", fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	text := r.PostFormValue("text")
+	if strings.TrimSpace(text) == "" {
+		refuse(w, r, "Not sent", errors.New("the message is empty"))
+		return
+	}
+	s.stopFirst(r.Context(), r.PathValue("id"))
+	_, err := s.rt.Edit(r.Context(), agentcore.EditRequest{ThreadID: r.PathValue("id"), MessageID: r.PathValue("msg"), Text: text})
+	refuse(w, r, "Not sent", err)
+}
+
+// regenerate answers again in place of a reply, with ?model= or the
+// chat's model.
+func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) {
+	model := strings.TrimSpace(r.URL.Query().Get("model"))
+	if model != "" {
+		if err := s.cfg.CheckModel(model); err != nil {
+			refuse(w, r, "Not regenerated", fmt.Errorf("model “%s” cannot be used: %s", model, strings.TrimPrefix(err.Error(), "llm: ")))
+			return
+		}
+	}
+	s.stopFirst(r.Context(), r.PathValue("id"))
+	_, err := s.rt.Regenerate(r.Context(), agentcore.RegenerateRequest{ThreadID: r.PathValue("id"), MessageID: r.PathValue("msg"), Model: model})
+	refuse(w, r, "Not regenerated", err)
+}
+
+// regenerateModels offers the models a reply can be regenerated with.
+func (s *Server) regenerateModels(w http.ResponseWriter, r *http.Request) {
+	m, err := s.branchMessage(r)
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	t, err := s.rt.GetThread(r.Context(), m.ThreadID)
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	current := s.threadModel(t)
+	_ = datastar.NewSSE(w, r).PatchElementTempl(components.RegenerateModels(m.ThreadID, m.ID, s.modelList(current), current))
+}
+
+// switchBranch shows another version of a turn.
+func (s *Server) switchBranch(w http.ResponseWriter, r *http.Request) {
+	err := s.rt.SwitchBranch(r.Context(), r.PathValue("id"), r.PathValue("msg"))
+	refuse(w, r, "Not switched", err)
+}
+
+// fork starts a new chat from a message (a plain form: the browser goes
+// to the new chat).
+func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
+	t, err := s.rt.Fork(r.Context(), r.PathValue("id"), r.PathValue("msg"))
+	if err != nil {
+		s.httpError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, components.ThreadURL(t.ID), http.StatusSeeOther)
+}
+
+// showBranch replaces the chat's messages with the active branch's, as
+// the page opened them; the messages added and changed in the same frame
+// are patched after it.
+func (v *chatStream) showBranch(ctx context.Context) error {
+	t, err := v.s.rt.GetThread(ctx, v.id)
+	if err != nil {
+		return err
+	}
+	c, err := v.s.chat(ctx, t, "")
+	if err != nil {
+		return err
+	}
+	v.shown, v.live = map[string]bool{}, map[string]*liveReply{}
+	for _, m := range c.Messages {
+		v.shown[m.ID] = true
+	}
+	v.actions, v.tasks, v.usage = true, true, true
+	return v.sse.PatchElementTempl(components.Messages(c))
+}
