@@ -22,8 +22,15 @@ import (
 // position; their thread and resource are the thread's; a message stored as
 // streaming (its run is gone) becomes interrupted; empty timestamps become
 // the thread's creation time, or now. Runs are not imported: RunID is
-// cleared. The messages are one branch, each following the one before, all
-// active; ParentID is not read.
+// cleared.
+//
+// The messages are a tree (see importTree): a message follows its
+// ParentID, which must name an earlier message of the same import (else
+// the import is refused, naming the message), and the active branch is
+// the path down to the last message marked Active. A thread none of whose
+// messages names a parent, and whose messages are all marked Active or
+// all not (an export made before the tree, another app's chat), is one
+// branch, each message following the one before, all active.
 func (db *DB) ImportThreads(ctx context.Context, in []agentcore.ThreadImport) ([]agentcore.Thread, error) {
 	out := make([]agentcore.Thread, 0, len(in))
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -46,6 +53,10 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 	imp.Messages = slices.Clone(imp.Messages) // ReissueIDs writes them: the caller's stay as given
 	imp.ReissueIDs()
 	t := imp.Thread
+	parents, active, err := importTree(imp.Messages)
+	if err != nil {
+		return agentcore.Thread{}, err
+	}
 	fresh, err := idsTaken(ctx, tx, imp)
 	if err != nil {
 		return agentcore.Thread{}, err
@@ -76,16 +87,18 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 	}
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO messages
 		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type, parent_id, active, chosen_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), 1, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), ?, ?)`)
 	if err != nil {
 		return agentcore.Thread{}, err
 	}
 	defer insert.Close()
-	parent := ""
+	chosen := ms(now()) // the active branch was chosen last: a switch below it follows it
+	ids := make([]string, len(imp.Messages))
 	for i, m := range imp.Messages {
 		if m.ID == "" || fresh {
 			m.ID = NewID()
 		}
+		ids[i] = m.ID
 		if m.Role == "" {
 			return agentcore.Thread{}, fmt.Errorf("message %d: no role", i+1)
 		}
@@ -103,13 +116,67 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 			return agentcore.Thread{}, fmt.Errorf("message %d: encode content: %w", i+1, err)
 		}
 		created := ms(orNow(m.CreatedAt))
+		parent, chosenAt := "", created
+		if p := parents[i]; p >= 0 {
+			parent = ids[p]
+		}
+		if active[i] {
+			chosenAt = chosen
+		}
 		if _, err := insert.ExecContext(ctx, m.ID, t.ID, t.ResourceID, i+1, m.Role, string(content), m.Status,
-			created, m.Type, parent, created); err != nil {
+			created, m.Type, parent, active[i], chosenAt); err != nil {
 			return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
 		}
-		parent = m.ID
 	}
 	return t, nil
+}
+
+// importTree reads the shape of an imported thread (see ImportThreads):
+// parents[i] is the index of message i's parent, -1 for a root; active[i]
+// says whether it is on the active branch. A parent must come before its
+// child, so the shape is a tree, with no cycle, whatever the file says;
+// it is walked without recursion, however deep.
+func importTree(msgs []agentcore.Message) (parents []int, active []bool, err error) {
+	parents, active = make([]int, len(msgs)), make([]bool, len(msgs))
+	linked, marked := false, 0
+	for _, m := range msgs {
+		linked = linked || m.ParentID != ""
+		if m.Active {
+			marked++
+		}
+	}
+	if !linked && (marked == 0 || marked == len(msgs)) {
+		for i := range msgs {
+			parents[i], active[i] = i-1, true
+		}
+		return parents, active, nil
+	}
+	index := make(map[string]int, len(msgs))
+	leaf := len(msgs) - 1 // none marked: the last message's branch
+	for i, m := range msgs {
+		parents[i] = -1
+		if m.ParentID != "" {
+			p, ok := index[m.ParentID]
+			if !ok {
+				return nil, nil, fmt.Errorf("message %d (id %.40q): its parent %.40q is not an earlier message of this thread",
+					i+1, m.ID, m.ParentID)
+			}
+			parents[i] = p
+		}
+		if m.ID != "" {
+			if j, dup := index[m.ID]; dup {
+				return nil, nil, fmt.Errorf("message %d: its id %.40q repeats message %d's", i+1, m.ID, j+1)
+			}
+			index[m.ID] = i
+		}
+		if m.Active {
+			leaf = i
+		}
+	}
+	for i := leaf; i >= 0; i = parents[i] {
+		active[i] = true
+	}
+	return parents, active, nil
 }
 
 // idsTaken reports whether the thread's id or any of its message ids is
