@@ -189,6 +189,11 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	agent.Tools["submit_plan"] = toolkit.PerThread(wss, func(w *toolkit.Workspace) *agentcore.Tool { return toolkit.SubmitPlanTool(w.Root()) })
 	// In Plan mode write_file may only write the plan.
+	// What the file tools change is journaled, so that leaving a branch
+	// of a chat can put the files back (Edit and Regenerate offer it).
+	for _, name := range []string{"write_file", "edit_file", "delete_file"} {
+		agent.Tools[name] = toolkit.Journaled(wss, db, log, agent.Tools[name])
+	}
 	agent.Tools["write_file"] = chat.PlanGuarded(wss, agent.Tools["write_file"])
 	agent.Tools["web_fetch"] = toolkit.WebFetchTool()
 	// Offered only to models that have it (OpenAI, Anthropic, Gemini 3 and later).
@@ -248,6 +253,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		DemoNow:    func() bool { return sv.CurrentModel() == DemoModel },
 		Workspace:  ws.Root(),
 		Approvals:  gate,
+		Journal:    db,
 		Providers:  sv,
 		MCP:        sv,
 		PickFolder: o.PickFolder,

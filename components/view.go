@@ -168,8 +168,29 @@ type Message struct {
 	CanRewrite, CanRegenerate, CanFork bool
 	// Editing: show the in-place editor instead of the message's text.
 	Editing bool
+	// Rewind: the files the branch below this message changed, which the
+	// editor offers to put back as they were.
+	Rewind []RewindFile
 	// Text is the message's text, for the editor.
 	Text string
+}
+
+// RewindFile is a file a branch changed, as Edit and Regenerate offer to
+// put it back: How says what putting it back does ("restore", "remove"),
+// Why what stands in the way, if anything.
+type RewindFile struct {
+	Path, How, Why   string
+	Blocked, Changed bool
+}
+
+// rewindChanged says whether any of files changed outside Parley since.
+func rewindChanged(files []RewindFile) bool {
+	for _, f := range files {
+		if f.Changed && !f.Blocked {
+			return true
+		}
+	}
+	return false
 }
 
 // Versions is where a message stands among the versions of its turn.
@@ -480,4 +501,12 @@ func taskActive(t Task) string {
 		return t.ActiveForm
 	}
 	return t.Content
+}
+
+// plural is one or many, as n asks.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,4 +99,54 @@ func TestEditRegenerateSwitchFork(t *testing.T) {
 	waitJS(t, pg, `(id) => !location.pathname.endsWith(id) && document.querySelectorAll('#messages > article').length === 2`, id)
 	waitJS(t, pg, chatText+` === 'first question | First answer.'`)
 	pg.MustScreenshot(artifact("branch-fork.png"))
+}
+
+// Leaving a branch whose reply wrote a file offers to put the file back;
+// a file changed outside Parley since is named and left alone until the
+// user says to overwrite it.
+func TestRegenerateRewindsFiles(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	p.target().yolo(t, id)
+	notes := filepath.Join(p.dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.Model.Push(scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w1", Name: "write_file", Args: `{"path":"notes.txt","content":"changed by the agent\n"}`}}})
+	p.Model.Push(scripted.Reply{Text: "Done."})
+	pg := p.page("/t/" + id)
+	sendMsg(t, pg, "rewrite the notes")
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages > article.msg-assistant')].pop()?.dataset.status === 'complete' && [...document.querySelectorAll('#messages > article.msg-assistant')].pop().innerText.includes('Done.')`)
+	if b, _ := os.ReadFile(notes); string(b) != "changed by the agent\n" {
+		t.Fatalf("the agent's write: %q", b)
+	}
+	if err := os.WriteFile(notes, []byte("the user's own edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	last := `[...document.querySelectorAll('#messages > article.msg-assistant')].pop()`
+	pg.MustEval(`() => ` + last + `.querySelector('.msg-regenerate').click()`)
+	waitJS(t, pg, `() => document.querySelector('.rewind-box .rewind-files')?.innerText.includes('notes.txt')`)
+	if got := evalString(pg, `() => document.querySelector('.rewind-box .rewind-files').innerText`); !strings.Contains(got, "changed outside Parley since") {
+		t.Fatalf("the dialog does not say the file changed: %q", got)
+	}
+	if got := evalString(pg, `() => document.querySelector('.rewind-box .rewind-note').innerText`); !strings.Contains(got, "execute_command") {
+		t.Fatalf("the dialog does not say commands stay: %q", got)
+	}
+	pg.MustScreenshot(artifact("rewind-dialog.png"))
+	pg.MustElement(`.rewind-box input[value=restore]`).MustClick()
+	pg.MustElement(`.rewind-box button[type=submit]`).MustClick()
+	waitJS(t, pg, `() => document.querySelector('#composer-error')?.innerText.includes('notes.txt')`)
+	if b, _ := os.ReadFile(notes); string(b) != "the user's own edit\n" {
+		t.Fatalf("a refused rewind changed the file: %q", b)
+	}
+
+	p.Model.Push(scripted.Reply{Text: "Answered again, files as they were."})
+	pg.MustElement(`.rewind-box input[name=overwrite]`).MustClick()
+	pg.MustElement(`.rewind-box button[type=submit]`).MustClick()
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages > article.msg-assistant')].pop()?.innerText.includes('files as they were')`)
+	if b, _ := os.ReadFile(notes); string(b) != "original\n" {
+		t.Fatalf("the rewind left %q", b)
+	}
+	waitJS(t, pg, `() => `+last+`.querySelector('.version-count')?.innerText === '2/2'`)
 }

@@ -11,6 +11,7 @@ import (
 
 	"parley/agentcore"
 	"parley/components"
+	"parley/toolkit"
 )
 
 // The chat's tree from the page: Edit a sent message in place, Regenerate
@@ -73,6 +74,7 @@ func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request, editing bo
 			return
 		}
 		v.Editing, v.Text = true, m.Content.Text()
+		v.Rewind = rewindViews(s.rewindPlan(r.Context(), m))
 	}
 	_ = datastar.NewSSE(w, r).PatchElementTempl(components.MessageView(v))
 }
@@ -89,6 +91,10 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stopFirst(r.Context(), r.PathValue("id"))
+	if err := s.rewindIfAsked(r); err != nil {
+		refuse(w, r, "Not sent", err)
+		return
+	}
 	_, err := s.rt.Edit(r.Context(), agentcore.EditRequest{ThreadID: r.PathValue("id"), MessageID: r.PathValue("msg"), Text: text})
 	refuse(w, r, "Not sent", err)
 }
@@ -96,16 +102,99 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 // regenerate answers again in place of a reply, with ?model= or the
 // chat's model.
 func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) {
-	model := strings.TrimSpace(r.URL.Query().Get("model"))
+	if err := r.ParseForm(); err != nil {
+		refuse(w, r, "Not regenerated", fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	model := strings.TrimSpace(r.FormValue("model"))
 	if model != "" {
 		if err := s.cfg.CheckModel(model); err != nil {
 			refuse(w, r, "Not regenerated", fmt.Errorf("model “%s” cannot be used: %s", model, strings.TrimPrefix(err.Error(), "llm: ")))
 			return
 		}
 	}
+	if r.FormValue("files") == "" {
+		// The branch being left changed files: ask first whether to put
+		// them back.
+		if m, err := s.branchMessage(r); err == nil {
+			if files := s.rewindPlan(r.Context(), m); len(files) > 0 {
+				_ = datastar.NewSSE(w, r).PatchElementTempl(components.RegenerateRewind(m.ThreadID, m.ID, model, rewindViews(files)))
+				return
+			}
+		}
+	}
 	s.stopFirst(r.Context(), r.PathValue("id"))
+	if err := s.rewindIfAsked(r); err != nil {
+		refuse(w, r, "Not regenerated", err)
+		return
+	}
 	_, err := s.rt.Regenerate(r.Context(), agentcore.RegenerateRequest{ThreadID: r.PathValue("id"), MessageID: r.PathValue("msg"), Model: model})
 	refuse(w, r, "Not regenerated", err)
+}
+
+// rewindPlan is what leaving the branch from message m on (m and the
+// messages after it) would do to the files its tool calls changed.
+func (s *Server) rewindPlan(ctx context.Context, m agentcore.Message) []toolkit.RewindFile {
+	if s.cfg.Journal == nil {
+		return nil
+	}
+	left, err := s.rt.ListMessages(ctx, m.ThreadID, agentcore.MessageQuery{AfterSeq: m.Seq - 1})
+	if err != nil {
+		s.log.Warn("the branch's file changes are not readable", "message", m.ID, "err", err)
+		return nil
+	}
+	var calls []string
+	for _, lm := range left {
+		for _, p := range lm.Content.Parts {
+			if p.ToolInvocation != nil {
+				calls = append(calls, p.ToolInvocation.ToolCallID)
+			}
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	writes, err := s.cfg.Journal.FileWrites(ctx, m.ThreadID, calls)
+	if err != nil {
+		s.log.Warn("the branch's file changes are not readable", "message", m.ID, "err", err)
+		return nil
+	}
+	return toolkit.PlanRewind(writes)
+}
+
+// rewindIfAsked puts the files back before the branch is left, when the
+// form says files=restore; overwrite=1 lets it overwrite files changed
+// outside Parley since, which it otherwise refuses, naming them.
+func (s *Server) rewindIfAsked(r *http.Request) error {
+	switch r.FormValue("files") {
+	case "", "keep":
+		return nil
+	case "restore":
+	default:
+		return fmt.Errorf("%w: files must be keep or restore", errBadRequest)
+	}
+	m, err := s.branchMessage(r)
+	if err != nil {
+		return err
+	}
+	_, err = toolkit.ApplyRewind(s.rewindPlan(r.Context(), m), r.FormValue("overwrite") == "1")
+	if err != nil {
+		return fmt.Errorf("the files were not put back: %w", err)
+	}
+	return nil
+}
+
+// rewindViews is how the page shows a rewind's files.
+func rewindViews(files []toolkit.RewindFile) []components.RewindFile {
+	var out []components.RewindFile
+	for _, f := range files {
+		how := "put back as it was"
+		if f.Remove {
+			how = "removed: it did not exist before"
+		}
+		out = append(out, components.RewindFile{Path: f.Path, How: how, Why: f.Why, Blocked: f.Blocked, Changed: f.Changed})
+	}
+	return out
 }
 
 // regenerateModels offers the models a reply can be regenerated with.

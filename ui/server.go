@@ -30,6 +30,9 @@ type Config struct {
 	Runtime *agentcore.Runtime
 	// Models lists the provider/model strings the model picker offers.
 	Models func() []string
+	// Journal is what the file tools wrote (nil: Edit and Regenerate
+	// offer no restoring of files).
+	Journal agentcore.FileJournal
 	// CheckModel reports why a model string cannot be used (nil: it can).
 	CheckModel func(spec string) error
 	// Demo says replies are scripted: the UI says so plainly.
