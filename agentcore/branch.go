@@ -55,7 +55,7 @@ func (rt *Runtime) Regenerate(ctx context.Context, req RegenerateRequest) (Run, 
 	if err := rt.store.RewindTo(ctx, thread.ID, old.ParentID); err != nil {
 		return Run{}, fmt.Errorf("regenerate message %s: %w", old.ID, err)
 	}
-	rt.publishBranch(thread.ID)
+	rt.branchChanged(ctx, thread.ID)
 	run, err := rt.wake(ctx, thread, agent, req.Model, RunOptions{}, nil)
 	if err != nil {
 		rt.putBack(ctx, thread.ID, old.ID) // nothing replaces it
@@ -70,7 +70,7 @@ func (rt *Runtime) putBack(ctx context.Context, threadID, id string) {
 	if err := rt.store.SwitchBranch(context.WithoutCancel(ctx), threadID, id); err != nil {
 		rt.Log.Error("put the branch back", "thread", threadID, "message", id, "err", err)
 	}
-	rt.publishBranch(threadID)
+	rt.branchChanged(context.WithoutCancel(ctx), threadID)
 }
 
 // EditRequest sends a new version of a message the user sent.
@@ -102,7 +102,7 @@ func (rt *Runtime) Edit(ctx context.Context, req EditRequest) (Sent, error) {
 	if err := rt.store.RewindTo(ctx, thread.ID, old.ParentID); err != nil {
 		return Sent{}, fmt.Errorf("edit message %s: %w", old.ID, err)
 	}
-	rt.publishBranch(thread.ID)
+	rt.branchChanged(ctx, thread.ID)
 	sent, err := rt.sendLocked(ctx, thread, agent, model, text, RunOptions{})
 	if err != nil {
 		rt.putBack(ctx, thread.ID, old.ID)
@@ -128,7 +128,7 @@ func (rt *Runtime) SwitchBranch(ctx context.Context, threadID, messageID string)
 	if err := rt.store.SwitchBranch(ctx, thread.ID, messageID); err != nil {
 		return fmt.Errorf("switch to message %s: %w", messageID, err)
 	}
-	rt.publishBranch(thread.ID)
+	rt.branchChanged(ctx, thread.ID)
 	return nil
 }
 
@@ -148,6 +148,7 @@ func (rt *Runtime) Fork(ctx context.Context, threadID, messageID string) (Thread
 	if err != nil {
 		return Thread{}, fmt.Errorf("fork thread %s at message %s: %w", from.ID, messageID, err)
 	}
+	rt.branchChanged(ctx, fork.ID)
 	rt.bus.Publish(Event{Type: EventThread, ThreadID: fork.ID})
 	return fork, nil
 }
@@ -188,8 +189,17 @@ func (rt *Runtime) replyAgent(ctx context.Context, m Message) (*Agent, error) {
 	return rt.Agent("")
 }
 
-// publishBranch tells the views that the thread's active branch changed:
-// they show its messages again.
-func (rt *Runtime) publishBranch(threadID string) {
+// branchChanged brings the chat's other state to its active branch
+// (OnBranch) and tells the views, which show the branch's messages again.
+func (rt *Runtime) branchChanged(ctx context.Context, threadID string) {
+	if rt.OnBranch != nil {
+		branch, err := rt.store.ListMessages(ctx, threadID, MessageQuery{})
+		if err == nil {
+			err = rt.OnBranch(ctx, threadID, branch)
+		}
+		if err != nil {
+			rt.Log.Error("bring the chat's state to its branch", "thread", threadID, "err", err)
+		}
+	}
 	rt.bus.Publish(Event{Type: EventBranch, ThreadID: threadID})
 }

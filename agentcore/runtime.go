@@ -55,6 +55,12 @@ type Runtime struct {
 	// Prepare, when set, adjusts the options of every run from its thread
 	// (the app's modes: which tools, which extra instructions).
 	Prepare func(t Thread, opts *StreamOptions)
+	// OnBranch, when set, brings what a chat keeps beside its messages
+	// (the app's task list and approved plans) to its active branch: it is
+	// called with the branch's messages whenever Edit, Regenerate,
+	// SwitchBranch or Fork changes which branch is active, before a run
+	// starts on it. An error is logged; the branch stands.
+	OnBranch func(ctx context.Context, threadID string, branch []Message) error
 	// CloseGrace overrides DefaultCloseGrace when positive.
 	CloseGrace time.Duration
 	// AutoTitle: after a thread's first completed reply, its model writes

@@ -189,6 +189,8 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	agent.Tools["submit_plan"] = toolkit.PerThread(wss, func(w *toolkit.Workspace) *agentcore.Tool { return toolkit.SubmitPlanTool(w.Root()) })
 	// In Plan mode write_file may only write the plan.
+	// A chat's task list and approved plans follow its active branch.
+	in.Runtime.OnBranch = chat.BranchState(chat.New(in.Runtime), db)
 	// What the file tools change is journaled, so that leaving a branch
 	// of a chat can put the files back (Edit and Regenerate offer it).
 	for _, name := range []string{"write_file", "edit_file", "delete_file"} {
