@@ -32,14 +32,15 @@ const (
 	multipartSlack = 64 << 10
 )
 
-// exportThread loads a thread and all its messages for export; the reply
-// being written is taken as it stands in memory.
+// exportThread loads a thread and all its messages, of every branch (the
+// one shown Active), for export; the reply being written is taken as it
+// stands in memory.
 func (s *Server) exportThread(ctx context.Context, id string) (agentcore.Thread, []agentcore.Message, error) {
 	t, err := s.rt.GetThread(ctx, id)
 	if err != nil {
 		return t, nil, err
 	}
-	msgs, err := s.rt.ListMessages(ctx, id, agentcore.MessageQuery{})
+	msgs, err := s.rt.ListTree(ctx, id)
 	if err != nil {
 		return t, nil, fmt.Errorf("export thread %s: %w", id, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // ("mapping": id → {message, parent, children}) because editing a message
 // or regenerating a reply branches the conversation. The branch the user
 // last saw ends at current_node; following parents from there to the root
-// gives the conversation as it was shown.
+// gives the conversation as it was shown. The import keeps the whole tree,
+// with that branch active.
 
 type gptConversation struct {
 	Title       string             `json:"title"`
@@ -29,8 +31,9 @@ type gptConversation struct {
 }
 
 type gptNode struct {
-	Message *gptMessage `json:"message"`
-	Parent  *string     `json:"parent"`
+	Message  *gptMessage `json:"message"`
+	Parent   *string     `json:"parent"`
+	Children []string    `json:"children"` // the order of the versions below
 }
 
 type gptMessage struct {
@@ -77,7 +80,11 @@ func readChatGPT(data []byte) (Result, error) {
 	return res, nil
 }
 
-// thread is the conversation's shown branch as a thread.
+// thread is the conversation as a thread: every branch, the one shown
+// active. Nodes a reader never saw are left out, their children following
+// the nearest message above them; a message that continues one of the same
+// role (text split around a hidden tool call, two user turns in a row)
+// reads as one message with it.
 func (c gptConversation) thread() (agentcore.ThreadImport, error) {
 	if c.Mapping == nil {
 		return agentcore.ThreadImport{}, errors.New(`"mapping" is missing: not a ChatGPT conversation`)
@@ -85,7 +92,10 @@ func (c gptConversation) thread() (agentcore.ThreadImport, error) {
 	if c.CurrentNode == nil || *c.CurrentNode == "" {
 		return agentcore.ThreadImport{}, errors.New(`"current_node" is missing: which branch was shown is unknown`)
 	}
-	branch, err := c.branch(*c.CurrentNode)
+	if _, err := c.branch(*c.CurrentNode); err != nil {
+		return agentcore.ThreadImport{}, err
+	}
+	order, err := c.order()
 	if err != nil {
 		return agentcore.ThreadImport{}, err
 	}
@@ -102,27 +112,132 @@ func (c gptConversation) thread() (agentcore.ThreadImport, error) {
 		t.Title = "ChatGPT conversation"
 	}
 	imp := agentcore.ThreadImport{Thread: t}
-	for _, n := range branch {
+	var (
+		at        = make(map[string]int, len(order)) // node → the message it is, joined or follows (-1: none)
+		parents   []int                              // per message, its parent's index (-1: a root)
+		continued []bool                             // per message: a message follows it or was joined to it
+	)
+	for _, id := range order {
+		n := c.Mapping[id]
+		up := -1
+		if n.Parent != nil {
+			if i, ok := at[*n.Parent]; ok { // always: order puts parents first
+				up = i
+			}
+		}
 		m, ok := n.Message.message()
 		if !ok {
+			at[id] = up
 			continue
 		}
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = created
 		}
-		// Text split around a hidden tool call, or two user turns in a
-		// row, read as one message.
-		if k := len(imp.Messages) - 1; k >= 0 && imp.Messages[k].Role == m.Role {
-			prev := &imp.Messages[k]
+		if up >= 0 && imp.Messages[up].Role == m.Role && !continued[up] {
+			prev := &imp.Messages[up]
 			text := prev.Content.Text() + "\n\n" + m.Content.Text()
 			meta := prev.Content.Metadata
 			prev.Content = agentcore.TextContent(text)
 			prev.Content.Metadata = meta
+			continued[up] = true
+			at[id] = up
 			continue
 		}
+		m.ID = agentcore.NewID()
+		if up >= 0 {
+			m.ParentID = imp.Messages[up].ID
+			continued[up] = true
+		}
+		at[id] = len(imp.Messages)
 		imp.Messages = append(imp.Messages, m)
+		parents = append(parents, up)
+		continued = append(continued, false)
+	}
+	for i := at[*c.CurrentNode]; i >= 0; i = parents[i] {
+		imp.Messages[i].Active = true
 	}
 	return imp, nil
+}
+
+// order is every node of the mapping, each parent before its children:
+// the roots by time, and below each node its children in the order the
+// node lists them (by time, for those it does not). A node whose parent is
+// not in the mapping, or that is in a loop of parents, is an error. The
+// walk keeps its own stack, so a deep tree cannot exhaust Go's.
+func (c gptConversation) order() ([]string, error) {
+	ids := make([]string, 0, len(c.Mapping))
+	for id := range c.Mapping {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // the map's order is random; ties are broken by id
+	var roots []string
+	children := map[string][]string{}
+	for _, id := range ids {
+		p := c.Mapping[id].Parent
+		if p == nil || *p == "" {
+			roots = append(roots, id)
+			continue
+		}
+		if _, ok := c.Mapping[*p]; !ok {
+			return nil, fmt.Errorf("node %q names parent %q, which is not in the mapping", id, *p)
+		}
+		children[*p] = append(children[*p], id)
+	}
+	byTime := func(a, b string) int { return c.Mapping[a].time().Compare(c.Mapping[b].time()) }
+	slices.SortStableFunc(roots, byTime)
+	for p, kids := range children {
+		listed := map[string]int{}
+		for i, id := range c.Mapping[p].Children {
+			if _, dup := listed[id]; !dup {
+				listed[id] = i
+			}
+		}
+		slices.SortStableFunc(kids, func(a, b string) int {
+			ia, oka := listed[a]
+			ib, okb := listed[b]
+			switch {
+			case oka && okb:
+				return ia - ib
+			case oka != okb:
+				if oka {
+					return -1
+				}
+				return 1
+			}
+			return byTime(a, b)
+		})
+	}
+	out := make([]string, 0, len(ids))
+	stack := slices.Clone(roots)
+	slices.Reverse(stack)
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		out = append(out, id)
+		for i := len(children[id]) - 1; i >= 0; i-- {
+			stack = append(stack, children[id][i])
+		}
+	}
+	if len(out) < len(ids) {
+		reached := make(map[string]bool, len(out))
+		for _, id := range out {
+			reached[id] = true
+		}
+		for _, id := range ids {
+			if !reached[id] {
+				return nil, fmt.Errorf("node %q is in a loop of parents", id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// time is when the node's message was written (zero when unknown).
+func (n gptNode) time() time.Time {
+	if n.Message == nil {
+		return time.Time{}
+	}
+	return seconds(n.Message.CreateTime)
 }
 
 // maxDepth bounds a branch: far beyond any real conversation, it stops a

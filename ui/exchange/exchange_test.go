@@ -39,11 +39,11 @@ func sampleThread() (agentcore.Thread, []agentcore.Message) {
 		agentcore.MetaContextTokens: 900.0,
 	}}
 	msgs := []agentcore.Message{
-		{ID: "m1", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleUser, Content: agentcore.TextContent("Why does it fail?\n\nSee `main.go`."), Status: agentcore.StatusComplete, CreatedAt: t0},
-		{ID: "m2", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleAssistant, Content: reply, Status: agentcore.StatusComplete, CreatedAt: t0.Add(time.Second)},
-		{ID: "m3", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleUser, Content: agentcore.TextContent("again"), Status: agentcore.StatusComplete, CreatedAt: t0.Add(time.Minute)},
-		{ID: "m4", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleAssistant, Content: agentcore.TextContent("Half"), Status: agentcore.StatusInterrupted, CreatedAt: t0.Add(time.Minute + time.Second)},
-		{ID: "m5", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleAssistant, Content: agentcore.Content{Format: 2, Parts: []agentcore.Part{}, Metadata: map[string]any{"error": "openai: 401 Unauthorized"}}, Status: agentcore.StatusError, CreatedAt: t0.Add(2 * time.Minute)},
+		{ID: "m1", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleUser, Content: agentcore.TextContent("Why does it fail?\n\nSee `main.go`."), Status: agentcore.StatusComplete, CreatedAt: t0, Active: true},
+		{ID: "m2", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleAssistant, Content: reply, Status: agentcore.StatusComplete, CreatedAt: t0.Add(time.Second), Active: true},
+		{ID: "m3", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleUser, Content: agentcore.TextContent("again"), Status: agentcore.StatusComplete, CreatedAt: t0.Add(time.Minute), Active: true},
+		{ID: "m4", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleAssistant, Content: agentcore.TextContent("Half"), Status: agentcore.StatusInterrupted, CreatedAt: t0.Add(time.Minute + time.Second), Active: true},
+		{ID: "m5", ThreadID: "th1", ResourceID: "default", Role: agentcore.RoleAssistant, Content: agentcore.Content{Format: 2, Parts: []agentcore.Part{}, Metadata: map[string]any{"error": "openai: 401 Unauthorized"}}, Status: agentcore.StatusError, CreatedAt: t0.Add(2 * time.Minute), Active: true},
 	}
 	return th, msgs
 }
@@ -75,6 +75,9 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 	if top["messages"].([]any)[3].(map[string]any)["status"] != "interrupted" {
 		t.Fatal("stopped reply lost its status")
+	}
+	if bytes.Contains(data, []byte(`"inactive"`)) || bytes.Contains(data, []byte(`"parentId"`)) {
+		t.Fatal("a chat of one branch, its messages naming no parents, is marked as a tree")
 	}
 
 	res, err := Read(data)
@@ -238,10 +241,10 @@ const chatGPTSample = `[
  }
 ]`
 
-// A ChatGPT export imports the branch the user last saw, as user and
-// assistant text: hidden, system, tool and reasoning nodes are left out,
-// text split around a tool call reads as one reply, and a conversation with
-// nothing to show is skipped.
+// A ChatGPT export imports as user and assistant text, every branch, the
+// one the user last saw active: hidden, system, tool and reasoning nodes
+// are left out, text split around a tool call reads as one reply, and a
+// conversation with nothing to show is skipped.
 func TestReadChatGPT(t *testing.T) {
 	res, err := Read([]byte(chatGPTSample))
 	if err != nil {
@@ -256,23 +259,36 @@ func TestReadChatGPT(t *testing.T) {
 		t.Fatalf("thread %+v", th.Thread)
 	}
 	type row struct {
-		Role  agentcore.Role
-		Text  string
-		Model any
-		At    int64
+		Role   agentcore.Role
+		Text   string
+		Model  any
+		At     int64
+		Parent int // index, -1 for a root
+		Active bool
 	}
 	var got []row
-	for _, m := range th.Messages {
-		got = append(got, row{m.Role, m.Content.Text(), m.Content.Metadata["model"], m.CreatedAt.Unix()})
+	pos := map[string]int{}
+	for i, m := range th.Messages {
+		p, ok := pos[m.ParentID]
+		if !ok {
+			p = -1
+		}
+		pos[m.ID] = i
+		got = append(got, row{m.Role, m.Content.Text(), m.Content.Metadata["model"], m.CreatedAt.Unix(), p, m.Active})
 		if m.Content.Format != 2 || m.Content.Content != m.Content.Text() {
 			t.Errorf("content not v2: %+v", m.Content)
 		}
+		if !agentcore.ValidID(m.ID) {
+			t.Errorf("message id %q", m.ID)
+		}
 	}
 	want := []row{
-		{agentcore.RoleUser, "*[an attachment that was not imported]*\n\nPlan a day in Lisbon, near this tram", nil, 1714552300},
-		{agentcore.RoleAssistant, "Let me check tram 28.\n\nMorning: ride **tram 28** to Alfama.\n\nAfternoon: Belém.", "chatgpt/gpt-4o", 1714552302},
-		{agentcore.RoleUser, "Thanks!", nil, 1714555790},
-		{agentcore.RoleAssistant, "Enjoy Lisbon.", "chatgpt/gpt-4o-mini", 1714555800},
+		{agentcore.RoleUser, "Plan a day in Porto", nil, 1714552201, -1, false},
+		{agentcore.RoleAssistant, "Porto branch that was abandoned", "chatgpt/gpt-4o", 1714552210, 0, false},
+		{agentcore.RoleUser, "*[an attachment that was not imported]*\n\nPlan a day in Lisbon, near this tram", nil, 1714552300, -1, true},
+		{agentcore.RoleAssistant, "Let me check tram 28.\n\nMorning: ride **tram 28** to Alfama.\n\nAfternoon: Belém.", "chatgpt/gpt-4o", 1714552302, 2, true},
+		{agentcore.RoleUser, "Thanks!", nil, 1714555790, 3, true},
+		{agentcore.RoleAssistant, "Enjoy Lisbon.", "chatgpt/gpt-4o-mini", 1714555800, 4, true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("messages\n got %+v\nwant %+v", got, want)
@@ -282,7 +298,7 @@ func TestReadChatGPT(t *testing.T) {
 	var convs []json.RawMessage
 	_ = json.Unmarshal([]byte(chatGPTSample), &convs)
 	one, err := Read(convs[0])
-	if err != nil || len(one.Threads) != 1 || len(one.Threads[0].Messages) != 4 {
+	if err != nil || len(one.Threads) != 1 || len(one.Threads[0].Messages) != 6 {
 		t.Fatalf("single conversation: %+v, %v", one, err)
 	}
 }

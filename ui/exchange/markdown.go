@@ -12,17 +12,33 @@ import (
 
 // Markdown is thread t as a document to read: each message under a heading
 // with its author and time, replies' tool calls as collapsible blocks with
-// their arguments and results, and the tokens a reply used.
+// their arguments and results, and the tokens a reply used. msgs is the
+// thread's whole tree, as for JSON: the document is the branch the chat
+// shows (the Active messages), and says how many other versions it leaves
+// out, when there are any.
 func Markdown(t agentcore.Thread, msgs []agentcore.Message, exportedAt time.Time) []byte {
 	var b bytes.Buffer
 	title := t.Title
 	if title == "" {
 		title = "New chat"
 	}
+	branch := make([]agentcore.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Active {
+			branch = append(branch, m)
+		}
+	}
 	fmt.Fprintf(&b, "# %s\n\n", oneLine(title))
 	fmt.Fprintf(&b, "*Exported from Parley on %s · %d messages · thread `%s`*\n",
-		exportedAt.UTC().Format("2 Jan 2006 15:04 UTC"), len(msgs), t.ID)
-	for _, m := range msgs {
+		exportedAt.UTC().Format("2 Jan 2006 15:04 UTC"), len(branch), t.ID)
+	if n := len(msgs) - len(branch); n > 0 {
+		what := "other versions of messages"
+		if n == 1 {
+			what = "other version of a message"
+		}
+		fmt.Fprintf(&b, "\n*This chat has %d %s not shown here; Parley's JSON export keeps them all.*\n", n, what)
+	}
+	for _, m := range branch {
 		b.WriteString("\n---\n\n")
 		writeMessage(&b, m)
 	}

@@ -39,14 +39,23 @@ type File struct {
 }
 
 // Message is a stored message in Mastra's v2 shape ({id, threadId,
-// resourceId, role, content: {format: 2, parts, …}, createdAt}) plus its
-// status when it is not complete (a stopped or failed reply).
+// resourceId, role, content: {format: 2, parts, …}, createdAt}) with the
+// message it follows in the thread's tree (parentId, none for a root),
+// plus its status when it is not complete (a stopped or failed reply) and
+// inactive when it is not on the branch the chat shows (an older version
+// of an edited message or a regenerated reply, and what followed it).
+//
+// A file's messages are the whole tree, parents before their children; a
+// file made before the tree (no parentId, no inactive) is one branch.
 type Message struct {
 	agentcore.Message
-	Status agentcore.MessageStatus `json:"status,omitempty"`
+	Status   agentcore.MessageStatus `json:"status,omitempty"`
+	Inactive bool                    `json:"inactive,omitempty"`
 }
 
-// JSON is the export of thread t with its messages, indented.
+// JSON is the export of thread t with its messages, indented. msgs is the
+// thread's whole tree as agentcore.MessageStore.ListTree reads it: every
+// branch in Seq order, the messages of the branch shown Active.
 func JSON(t agentcore.Thread, msgs []agentcore.Message, exportedAt time.Time) ([]byte, error) {
 	f := File{Format: Format, Version: Version, ExportedAt: exportedAt.UTC().Truncate(time.Millisecond),
 		Thread: t, Messages: make([]Message, 0, len(msgs))}
@@ -55,7 +64,7 @@ func JSON(t agentcore.Thread, msgs []agentcore.Message, exportedAt time.Time) ([
 		if st == agentcore.StatusComplete {
 			st = ""
 		}
-		f.Messages = append(f.Messages, Message{Message: m, Status: st})
+		f.Messages = append(f.Messages, Message{Message: m, Status: st, Inactive: !m.Active})
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
@@ -107,7 +116,7 @@ func Read(data []byte) (Result, error) {
 		return Result{}, err
 	}
 	for i := range res.Threads {
-		res.ReplacedIDs += res.Threads[i].ReissueIDs()
+		res.ReplacedIDs += reissueParents(&res.Threads[i]) + res.Threads[i].ReissueIDs()
 	}
 	return res, nil
 }
@@ -245,10 +254,44 @@ func readParley(top map[string]json.RawMessage) (Result, error) {
 		if j, dup := seen[m.ID]; dup && m.ID != "" {
 			return Result{}, fmt.Errorf("messages[%d]: id %.40q repeats messages[%d]", i, m.ID, j)
 		}
+		if _, earlier := seen[m.ParentID]; m.ParentID != "" && !earlier {
+			return Result{}, fmt.Errorf("messages[%d]: parentId %.40q is not the id of an earlier message of this thread", i, m.ParentID)
+		}
 		seen[m.ID] = i
 		imp.Messages = append(imp.Messages, m)
 	}
 	return Result{Kind: KindParley, Threads: []agentcore.ThreadImport{imp}}, nil
+}
+
+// reissueParents gives a new id to each message of imp whose id Parley
+// does not accept (agentcore.ValidID) and that another message names as
+// its parent, and names it so in those messages: ReissueIDs would clear
+// the id and leave its children naming a parent that is gone. It returns
+// how many ids it replaced.
+func reissueParents(imp *agentcore.ThreadImport) int {
+	named := map[string]bool{}
+	for _, m := range imp.Messages {
+		if m.ParentID != "" && !agentcore.ValidID(m.ParentID) {
+			named[m.ParentID] = true
+		}
+	}
+	if len(named) == 0 {
+		return 0
+	}
+	renamed := map[string]string{}
+	for i := range imp.Messages {
+		m := &imp.Messages[i]
+		if id, ok := renamed[m.ParentID]; ok {
+			m.ParentID = id
+		}
+		if named[m.ID] {
+			if _, done := renamed[m.ID]; !done {
+				renamed[m.ID] = agentcore.NewID()
+				m.ID = renamed[m.ID]
+			}
+		}
+	}
+	return len(renamed)
 }
 
 // strictObject decodes an object, wording type errors by field.
@@ -339,7 +382,7 @@ func readMessage(raw json.RawMessage) (agentcore.Message, error) {
 		}
 	}
 	out := m.Message
-	out.Status = st
+	out.Status, out.Active = st, !m.Inactive
 	// Stored content is compact JSON (tool arguments and results too); the
 	// file's is indented. Read it as the store will keep it.
 	b, err := json.Marshal(out.Content)
