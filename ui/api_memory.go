@@ -220,15 +220,48 @@ func withStatus(c agentcore.Content, status string) agentcore.Content {
 	return c
 }
 
+// apiTreeMessage is a message of GET …/messages?tree=true: every message
+// says which it follows (parentId, null for a root) and whether it is on
+// the branch the chat shows (active).
+type apiTreeMessage struct {
+	apiMessage
+	ParentID *string `json:"parentId"`
+	Active   bool    `json:"active"`
+}
+
+// treeParam reads ?tree: true lists the thread's whole tree.
+func treeParam(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("tree"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, badRequest("Invalid query parameters: tree must be true or false, not %q", v)
+	}
+}
+
 // apiListMessages answers GET /api/memory/threads/:id/messages with
-// {messages, uiMessages, total, page, perPage, hasMore}, oldest first.
-// uiMessages is null, as Mastra sends it when reading storage directly.
+// {messages, uiMessages, total, page, perPage, hasMore}, oldest first: the
+// branch the chat shows, what the model reads. With ?tree=true (Parley's
+// own) it lists every message of every branch, parents before their
+// children, each with parentId and active. uiMessages is null, as Mastra
+// sends it when reading storage directly.
 func (s *Server) apiListMessages(r *http.Request) (any, error) {
+	tree, err := treeParam(r)
+	if err != nil {
+		return nil, err
+	}
 	t, err := s.apiThread(r.Context(), r.PathValue("threadId"), r.URL.Query().Get("resourceId"))
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := s.rt.ListMessages(r.Context(), t.ID, agentcore.MessageQuery{})
+	var msgs []agentcore.Message
+	if tree {
+		msgs, err = s.rt.ListTree(r.Context(), t.ID)
+	} else {
+		msgs, err = s.rt.ListMessages(r.Context(), t.ID, agentcore.MessageQuery{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", t.ID, err)
 	}
@@ -251,6 +284,21 @@ func (s *Server) apiListMessages(r *http.Request) (any, error) {
 		status := apiStatus(m, writing)
 		m.Content = withStatus(m.Content, status)
 		out = append(out, apiMessage{m, typ, status})
+	}
+	if tree {
+		nodes := make([]apiTreeMessage, 0, len(out))
+		for _, m := range out {
+			n := apiTreeMessage{apiMessage: m, Active: m.Active}
+			if m.ParentID != "" {
+				n.ParentID = &m.ParentID
+			}
+			nodes = append(nodes, n)
+		}
+		return struct {
+			Messages   []apiTreeMessage `json:"messages"`
+			UIMessages []any            `json:"uiMessages"`
+			page
+		}{nodes, nil, p}, nil
 	}
 	return struct {
 		Messages   []apiMessage `json:"messages"`

@@ -89,8 +89,24 @@ function strip(v) {
 	return v;
 }
 
+// Query parameters Parley adds to Mastra's routes (ui/api*.go), so that
+// clients checking queries against the manifest accept them.
+const extraQuery = {
+	"GET /memory/threads/:threadId/messages": {
+		tree: {
+			description:
+				"Parley: true lists every message of every branch of the thread (edited and regenerated versions), parents before their children, each with parentId (null for a root) and active (on the branch the chat shows); without it, the branch the chat shows",
+			type: "boolean", // as Mastra's includeSystemReminders: ?tree=true
+		},
+	},
+};
+
 const m = buildApiSchemaManifest();
 const routes = m.routes.filter((r) => served.has(`${r.method} ${r.path}`));
 const missing = [...served].filter((k) => !routes.some((r) => `${r.method} ${r.path}` === k));
 if (missing.length) throw new Error(`not in Mastra's manifest: ${missing.join(", ")}`);
+for (const r of routes) {
+	const extra = extraQuery[`${r.method} ${r.path}`];
+	if (extra) Object.assign(r.queryParamSchema.properties, extra);
+}
 process.stdout.write(JSON.stringify(strip({ version: m.version, routes })) + "\n");

@@ -36,8 +36,10 @@ func (s *Server) messageWindow(ctx context.Context, threadID, at string) ([]agen
 		return latest, p, nil
 	}
 	target, err := s.rt.GetMessage(ctx, at)
-	if err != nil || target.ThreadID != threadID {
-		return latest, p, nil // a stale link: the thread is still worth showing
+	if err != nil || target.ThreadID != threadID || !target.Active {
+		// A stale link, or a message of a branch not shown (the chat was
+		// switched away since): the thread is still worth showing.
+		return latest, p, nil
 	}
 	p.At = at
 	if len(latest) == 0 || target.Seq >= latest[0].Seq {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -69,6 +70,26 @@ func searchHitView(h agentcore.SearchHit, now time.Time) components.SearchHit {
 		v.Snippet = append(v.Snippet, components.SnippetPart{Text: p.Text, Match: p.Match})
 	}
 	return v
+}
+
+// followHit shows the branch of message at when a link opens the chat on
+// it (a search hit: search finds every branch) and it is not on the branch
+// shown: the chat switches to it, as ‹ n/m › would, so that the page shows
+// it. at comes from the address: only a message of thread t is followed,
+// and anything else, or a chat busy with a run (which a switch would not
+// wait for), leaves the chat as it is; the page then opens on its latest
+// messages.
+func (s *Server) followHit(ctx context.Context, t agentcore.Thread, at string) {
+	if at == "" || !agentcore.ValidID(at) {
+		return
+	}
+	m, err := s.rt.GetMessage(ctx, at)
+	if err != nil || m.ThreadID != t.ID || m.Active {
+		return
+	}
+	if err := s.rt.SwitchBranch(ctx, t.ID, m.ID); err != nil {
+		s.log.Info("open a message of another branch", "thread", t.ID, "message", m.ID, "err", err)
+	}
 }
 
 // apiSearchHit is one hit of GET /api/search. Snippet is HTML: the text is
