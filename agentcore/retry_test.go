@@ -10,8 +10,9 @@ import (
 	"parley/agentcore/scripted"
 )
 
-// A reply cut off by the provider is answered again on request: the failed
-// reply stays in the thread, the model does not see it, a new one follows.
+// A reply cut off by the provider is answered again on request: the new
+// reply is the next version of the failed one, which stays in the tree;
+// the model does not see it.
 func TestRetryAfterProviderError(t *testing.T) {
 	rt, srv := newRuntime(t)
 	th := thread(t, rt)
@@ -33,8 +34,15 @@ func TestRetryAfterProviderError(t *testing.T) {
 	}
 	waitIdle(t, rt, th.ID)
 	ms = messages(t, rt, th.ID)
-	if len(ms) != 3 || ms[1].ID != failed.ID || ms[1].Status != agentcore.StatusError || ms[2].Content.Text() != "The whole answer." || ms[2].RunID != run.ID {
+	if len(ms) != 2 || ms[1].Content.Text() != "The whole answer." || ms[1].RunID != run.ID || ms[1].ParentID != ms[0].ID {
 		t.Fatalf("after the retry: %+v", ms)
+	}
+	versions, err := rt.Siblings(t.Context(), th.ID, ms[1].ID)
+	if v := versions[ms[1].ID]; err != nil || len(v.IDs) != 2 || v.IDs[0] != failed.ID || v.Index != 1 {
+		t.Fatalf("the failed reply is not the version before: %+v %v", v, err)
+	}
+	if kept, err := rt.GetMessage(t.Context(), failed.ID); err != nil || kept.Status != agentcore.StatusError {
+		t.Fatalf("the failed reply: %+v %v", kept, err)
 	}
 	reqs := srv.Requests()
 	last := reqs[len(reqs)-1]
@@ -48,9 +56,6 @@ func TestRetryAfterProviderError(t *testing.T) {
 	}
 	if _, err := rt.Retry(t.Context(), th.ID); !errors.Is(err, agentcore.ErrNothingToRetry) {
 		t.Fatalf("retry after a good reply: %v, want ErrNothingToRetry", err)
-	}
-	if ms[1].Content.Metadata["retried"] != true {
-		t.Fatalf("the failed reply is not marked retried: %v", ms[1].Content.Metadata)
 	}
 
 	// Nor does any later turn show the model the failed attempt.
@@ -106,8 +111,12 @@ func TestRetryRefusals(t *testing.T) {
 	}
 	waitIdle(t, rt, th.ID)
 	ms := messages(t, rt, th.ID)
-	if len(ms) != 3 || ms[1].Status != agentcore.StatusInterrupted || ms[2].Content.Text() != "Again, in full." {
+	if len(ms) != 2 || ms[1].Content.Text() != "Again, in full." {
 		t.Fatalf("after retrying a stopped reply: %+v", ms)
+	}
+	tree, _ := rt.ListTree(t.Context(), th.ID)
+	if len(tree) != 3 || tree[1].Status != agentcore.StatusInterrupted || tree[1].Active {
+		t.Fatalf("the stopped reply is not kept as the version before: %+v", tree)
 	}
 }
 

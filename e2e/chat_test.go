@@ -183,8 +183,8 @@ func TestProviderErrorShownAndThreadUsable(t *testing.T) {
 	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
 }
 
-// A failed reply offers Retry (say, once the key is mended): a new reply
-// follows it, and the failed one stays, dimmed, without Retry.
+// A failed reply offers Retry (say, once the key is mended): the new reply
+// is its next version (2/2), and ‹ brings the failed one back.
 func TestRetryFailedReply(t *testing.T) {
 	p := startParley(t)
 	id := p.newThread()
@@ -198,19 +198,23 @@ func TestRetryFailedReply(t *testing.T) {
 	p.Model.Push(scripted.Reply{Text: "The design, in short: one core, two shells."})
 	pg.MustElement(`#messages .msg-assistant[data-status=error] .msg-retry`).MustClick()
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('one core, two shells')`)
-	waitJS(t, pg, `() => `+failed+`.classList.contains('msg-retried') && `+failed+`.querySelector('.msg-note')?.innerText === 'Answered again below' && !`+failed+`.querySelector('.msg-retry')`)
-	if order := evalString(pg, `() => [...document.querySelectorAll('#messages > article')].map(a => a.dataset.status).join(',')`); order != "complete,error,complete" {
-		t.Fatalf("the chat reads %s, want the question, the failed reply, the new one", order)
+	if order := evalString(pg, `() => [...document.querySelectorAll('#messages > article')].map(a => a.dataset.status).join(',')`); order != "complete,complete" {
+		t.Fatalf("the chat reads %s, want the question and the new reply", order)
 	}
+	last := `[...document.querySelectorAll('#messages .msg-assistant')].pop()`
+	waitJS(t, pg, `() => `+last+`.querySelector('.version-count')?.innerText === '2/2'`)
 	pg.MustScreenshot(artifact("retry-done.png"))
 	ms := p.messages(id)
-	if len(ms) != 3 || ms[1].Status != agentcore.StatusError || ms[2].Status != agentcore.StatusComplete {
-		t.Fatalf("after the retry the thread holds %d messages: %v", len(ms), ms)
+	if len(ms) != 2 || ms[1].Status != agentcore.StatusComplete {
+		t.Fatalf("after the retry the chat holds %d messages: %v", len(ms), ms)
 	}
 	reqs := p.Model.Requests()
 	if last := reqs[len(reqs)-1].Messages; last[len(last)-1].Content != "summarise the design" {
 		t.Fatalf("the retry asked the model with %+v last", last[len(last)-1])
 	}
+	// The failed attempt is the version before.
+	pg.MustEval(`() => ` + last + `.querySelector('.version-prev').click()`)
+	waitJS(t, pg, `() => `+failed+`?.querySelector('.version-count')?.innerText === '1/2'`)
 }
 
 // Copy on a reply puts its Markdown on the clipboard, as written.
