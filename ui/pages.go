@@ -60,7 +60,7 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	s.followHit(ctx, t, r.URL.Query().Get("m"))
+	s.followHit(r, t, r.URL.Query().Get("m"))
 	c, err := s.chat(ctx, t, r.URL.Query().Get("m"))
 	if err != nil {
 		s.httpError(w, r, err)

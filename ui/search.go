@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -79,8 +78,16 @@ func searchHitView(h agentcore.SearchHit, now time.Time) components.SearchHit {
 // and anything else, or a chat busy with a run (which a switch would not
 // wait for), leaves the chat as it is; the page then opens on its latest
 // messages.
-func (s *Server) followHit(ctx context.Context, t agentcore.Thread, at string) {
+//
+// Opening a page changes which branch is shown, so only a navigation of
+// Parley's own (or one the user typed) does it: a link from another site
+// (Sec-Fetch-Site cross-site or same-site) opens the chat as it is.
+func (s *Server) followHit(r *http.Request, t agentcore.Thread, at string) {
+	ctx := r.Context()
 	if at == "" || !agentcore.ValidID(at) {
+		return
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
 		return
 	}
 	m, err := s.rt.GetMessage(ctx, at)

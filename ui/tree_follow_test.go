@@ -379,6 +379,20 @@ func TestSearchOpensInactiveBranch(t *testing.T) {
 		}
 	}
 
+	// A link from another site opens the chat as it is.
+	for _, site := range []string{"cross-site", "same-site"} {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", e.url+"/t/"+id+"?m="+hit, nil)
+		req.Header.Set("Sec-Fetch-Site", site)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if s := branchText(t, e, id); s != australia {
+			t.Fatalf("a %s link switched the chat to %q", site, s)
+		}
+	}
+
 	html := page("/t/" + id + "?m=" + hit)
 	if s := branchText(t, e, id); s != "What is the capital of Austria? | Vienna." {
 		t.Fatalf("opening the hit shows %q", s)
