@@ -5,6 +5,7 @@ package components
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -82,6 +83,19 @@ type Chat struct {
 	Plans     []PlanRef // approved plans, newest last
 	Pager     Pager     // where Messages sit in a long thread
 	Usage     ThreadUsage
+	// ForkedFrom: the chat was forked from another (Fork): where from.
+	ForkedFrom *ForkRef
+}
+
+// ForkRef is the chat and message a fork was made from. ThreadID is ""
+// when that chat is not here any more (deleted, or the fork was imported).
+type ForkRef struct {
+	ThreadID, MessageID, Title string
+}
+
+// ForkURL opens the chat a fork came from at the message it was made at.
+func ForkURL(f ForkRef) string {
+	return ThreadURL(f.ThreadID) + "?m=" + url.QueryEscape(f.MessageID)
 }
 
 // Task is one item of the pinned task list.

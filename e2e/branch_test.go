@@ -98,7 +98,13 @@ func TestEditRegenerateSwitchFork(t *testing.T) {
 	pg.MustEval(`() => document.querySelectorAll('#messages > article.msg-assistant')[0].querySelector('.msg-fork').click()`)
 	waitJS(t, pg, `(id) => !location.pathname.endsWith(id) && document.querySelectorAll('#messages > article').length === 2`, id)
 	waitJS(t, pg, chatText+` === 'first question | First answer.'`)
+	if got := evalString(pg, `() => document.querySelector('.fork-note a')?.innerText`); got != "first question" {
+		t.Fatalf("the fork does not say where it came from: %q", got)
+	}
 	pg.MustScreenshot(artifact("branch-fork.png"))
+	// The link goes back to the source chat, at the message forked from.
+	pg.MustElement(".fork-note a").MustClick()
+	waitJS(t, pg, `(id) => location.pathname.endsWith(id) && document.querySelector('#messages .msg-hit') !== null`, id)
 }
 
 // Leaving a branch whose reply wrote a file offers to put the file back;

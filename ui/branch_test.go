@@ -80,3 +80,31 @@ func TestBranchRoutesHostile(t *testing.T) {
 		t.Fatalf("fork: %d %v", w.Code, w.Header())
 	}
 }
+
+// A fork says where it came from; what a chat's metadata says (an imported
+// file may say anything) links only to a chat that is here.
+func TestForkNoteHostileMetadata(t *testing.T) {
+	s, db, _ := testServerOn(t, nil)
+	h := s.Handler()
+	ctx := t.Context()
+	src, _ := db.CreateThread(ctx, agentcore.Thread{ResourceID: defaultResource, Title: `<img src=x onerror=alert(1)> source`})
+	for _, tc := range []struct {
+		from map[string]any
+		want string
+	}{
+		{map[string]any{"threadId": src.ID, "messageId": "m1"}, `Forked from <a href="/t/` + src.ID + `?m=m1">&lt;img src=x onerror=alert(1)&gt; source</a>`},
+		{map[string]any{"threadId": `"><script>alert(1)</script>`, "messageId": "x"}, "Forked from a chat that is not here any more"},
+		{map[string]any{"threadId": "0123456789abcdef", "messageId": "javascript:alert(1)"}, "Forked from a chat that is not here any more"},
+		{map[string]any{"threadId": 5}, "Forked from a chat that is not here any more"},
+	} {
+		th, err := db.CreateThread(ctx, agentcore.Thread{ResourceID: defaultResource, Metadata: map[string]any{agentcore.MetaForkedFrom: tc.from}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := do(h, "GET", "/t/"+th.ID, nil)
+		body := w.Body.String()
+		if w.Code != http.StatusOK || !strings.Contains(body, tc.want) || strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") {
+			t.Fatalf("fork note of %v: %d, want %q in\n%s", tc.from, w.Code, tc.want, body)
+		}
+	}
+}

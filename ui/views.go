@@ -106,7 +106,29 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 		c.Messages = append(c.Messages, v)
 	}
 	c.Usage = s.threadUsage(ctx, t)
+	c.ForkedFrom = s.forkedFrom(ctx, t)
 	return c, nil
+}
+
+// forkedFrom is where a forked chat came from, as its metadata says (an
+// imported file may say anything: only the ids of a chat here link).
+func (s *Server) forkedFrom(ctx context.Context, t agentcore.Thread) *components.ForkRef {
+	from, ok := t.Metadata[agentcore.MetaForkedFrom].(map[string]any)
+	if !ok {
+		return nil
+	}
+	threadID, _ := from["threadId"].(string)
+	messageID, _ := from["messageId"].(string)
+	ref := &components.ForkRef{}
+	if !agentcore.ValidID(threadID) || !agentcore.ValidID(messageID) {
+		return ref
+	}
+	src, err := s.rt.GetThread(ctx, threadID)
+	if err != nil {
+		return ref
+	}
+	ref.ThreadID, ref.MessageID, ref.Title = src.ID, messageID, src.Title
+	return ref
 }
 
 // threadModel is the model a thread's next run uses.
