@@ -187,6 +187,9 @@ type Message struct {
 	Rewind []RewindFile
 	// Text is the message's text, for the editor.
 	Text string
+	// AskStop: the chat's run waits for the user; sending the edit ends
+	// it, and the editor says so before it does.
+	AskStop bool
 }
 
 // RewindFile is a file a branch changed, as Edit and Regenerate offer to

@@ -150,9 +150,39 @@ func TestRegenerateRewindsFiles(t *testing.T) {
 	p.Model.Push(scripted.Reply{Text: "Answered again, files as they were."})
 	pg.MustElement(`.rewind-box input[name=overwrite]`).MustClick()
 	pg.MustElement(`.rewind-box button[type=submit]`).MustClick()
-	waitJS(t, pg, `() => [...document.querySelectorAll('#messages > article.msg-assistant')].pop()?.innerText.includes('files as they were')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages > article.msg-assistant .msg-body')].pop()?.innerText.includes('Answered again, files as they were.')`)
 	if b, _ := os.ReadFile(notes); string(b) != "original\n" {
 		t.Fatalf("the rewind left %q", b)
 	}
 	waitJS(t, pg, `() => `+last+`.querySelector('.version-count')?.innerText === '2/2'`)
+}
+
+// Editing or regenerating while the agent waits for an answer asks before
+// it ends that run, and keeps what was typed.
+func TestBranchAsksBeforeEndingAWaitingRun(t *testing.T) {
+	p := startParley(t)
+	pg, _ := ask(t, p, `{"question":"Which port?"}`)
+	user := `document.querySelector('#messages > article.msg-user')`
+	pg.MustEval(`() => ` + user + `.querySelector('.msg-rewrite').click()`)
+	waitJS(t, pg, `() => document.activeElement?.closest('.msg-editor') !== null`)
+	pg.MustElement(".msg-editor textarea").MustSelectAllText().MustInput("set it up on port 8080")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('.msg-editor .wait-note') !== null`)
+	if got := evalString(pg, `() => document.querySelector('.msg-editor textarea').value`); got != "set it up on port 8080" {
+		t.Fatalf("asking lost the text: %q", got)
+	}
+	pg.MustScreenshot(artifact("branch-ask-stop.png"))
+	// (The model's next answer is the one ask queued for after the question.)
+	pg.MustElement(".msg-editor textarea").MustFocus()
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages > article.msg-assistant')].pop()?.innerText.includes('Thanks, noted.')`)
+	waitJS(t, pg, `() => `+user+`.querySelector('.version-count')?.innerText === '2/2'`)
+
+	// Regenerate a reply that waits: asked, then done.
+	pg2, _ := ask(t, p, `{"question":"Which colour?"}`)
+	last := `[...document.querySelectorAll('#messages > article.msg-assistant')].pop()`
+	pg2.MustEval(`() => ` + last + `.querySelector('.msg-regenerate').click()`)
+	waitJS(t, pg2, `() => document.querySelector('.rewind-box .wait-note') !== null`)
+	pg2.MustElement(`.rewind-box button[type=submit]`).MustClick()
+	waitJS(t, pg2, `() => `+last+`?.innerText.includes('Thanks, noted.') && `+last+`.querySelector('.version-count')?.innerText === '2/2'`)
 }

@@ -39,15 +39,24 @@ func refuse(w http.ResponseWriter, r *http.Request, what string, err error) {
 }
 
 // stopFirst ends the reply being written on the thread, so that an edit or
-// a regeneration does not wait for it. A run that waits for the user is
-// not stopped behind their back: the refusal says to answer or stop it.
-func (s *Server) stopFirst(ctx context.Context, threadID string) {
+// a regeneration does not wait for it. A run that waits for the user (a
+// question, a plan, an approval) is ended only when the user said so
+// (the form's stop=1, after askedToStop asked); ok is false when it waits
+// and they have not.
+func (s *Server) stopFirst(r *http.Request) (ok bool) {
+	threadID := r.PathValue("id")
 	if _, running := s.rt.Live(threadID); !running {
-		return
+		if !s.rt.Waiting(r.Context(), threadID) {
+			return true
+		}
+		if r.FormValue("stop") != "1" {
+			return false
+		}
 	}
-	stop, cancel := context.WithTimeout(ctx, stopWait)
+	stop, cancel := context.WithTimeout(r.Context(), stopWait)
 	defer cancel()
 	s.rt.Stop(stop, threadID)
+	return true
 }
 
 // messageEditor shows the in-place editor of a sent message.
@@ -90,12 +99,25 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 		refuse(w, r, "Not sent", errors.New("the message is empty"))
 		return
 	}
-	s.stopFirst(r.Context(), r.PathValue("id"))
+	m, err := s.branchMessage(r)
+	if err != nil {
+		refuse(w, r, "Not sent", err)
+		return
+	}
+	if !s.stopFirst(r) {
+		// Asked first, the text as typed kept.
+		live, running := s.rt.Live(m.ThreadID)
+		v := s.messageView(m, live, running, nil)
+		v.Editing, v.Text, v.AskStop = true, text, true
+		v.Rewind = rewindViews(s.rewindPlan(r.Context(), m))
+		_ = datastar.NewSSE(w, r).PatchElementTempl(components.MessageView(v))
+		return
+	}
 	if err := s.rewindIfAsked(r); err != nil {
 		refuse(w, r, "Not sent", err)
 		return
 	}
-	_, err := s.rt.Edit(r.Context(), agentcore.EditRequest{ThreadID: r.PathValue("id"), MessageID: r.PathValue("msg"), Text: text})
+	_, err = s.rt.Edit(r.Context(), agentcore.EditRequest{ThreadID: m.ThreadID, MessageID: m.ID, Text: text})
 	refuse(w, r, "Not sent", err)
 }
 
@@ -113,22 +135,28 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	m, err := s.branchMessage(r)
+	if err != nil {
+		refuse(w, r, "Not regenerated", err)
+		return
+	}
+	if !s.stopFirst(r) {
+		_ = datastar.NewSSE(w, r).PatchElementTempl(components.RegenerateStop(m.ThreadID, m.ID, model))
+		return
+	}
 	if r.FormValue("files") == "" {
 		// The branch being left changed files: ask first whether to put
 		// them back.
-		if m, err := s.branchMessage(r); err == nil {
-			if files := s.rewindPlan(r.Context(), m); len(files) > 0 {
-				_ = datastar.NewSSE(w, r).PatchElementTempl(components.RegenerateRewind(m.ThreadID, m.ID, model, rewindViews(files)))
-				return
-			}
+		if files := s.rewindPlan(r.Context(), m); len(files) > 0 {
+			_ = datastar.NewSSE(w, r).PatchElementTempl(components.RegenerateRewind(m.ThreadID, m.ID, model, rewindViews(files)))
+			return
 		}
 	}
-	s.stopFirst(r.Context(), r.PathValue("id"))
 	if err := s.rewindIfAsked(r); err != nil {
 		refuse(w, r, "Not regenerated", err)
 		return
 	}
-	_, err := s.rt.Regenerate(r.Context(), agentcore.RegenerateRequest{ThreadID: r.PathValue("id"), MessageID: r.PathValue("msg"), Model: model})
+	_, err = s.rt.Regenerate(r.Context(), agentcore.RegenerateRequest{ThreadID: m.ThreadID, MessageID: m.ID, Model: model})
 	refuse(w, r, "Not regenerated", err)
 }
 
