@@ -86,12 +86,17 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 		return agentcore.Thread{}, err
 	}
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO messages
-		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type, parent_id, active, chosen_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), ?, ?)`)
+		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type, parent_id, chosen_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), ?)`)
 	if err != nil {
 		return agentcore.Thread{}, err
 	}
 	defer insert.Close()
+	onPath, err := tx.PrepareContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, last_insert_rowid())`)
+	if err != nil {
+		return agentcore.Thread{}, err
+	}
+	defer onPath.Close()
 	chosen := ms(now()) // the active branch was chosen last: a switch below it follows it
 	ids := make([]string, len(imp.Messages))
 	for i, m := range imp.Messages {
@@ -124,8 +129,13 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 			chosenAt = chosen
 		}
 		if _, err := insert.ExecContext(ctx, m.ID, t.ID, t.ResourceID, i+1, m.Role, string(content), m.Status,
-			created, m.Type, parent, active[i], chosenAt); err != nil {
+			created, m.Type, parent, chosenAt); err != nil {
 			return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
+		}
+		if active[i] {
+			if _, err := onPath.ExecContext(ctx, t.ID, i+1); err != nil {
+				return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
+			}
 		}
 	}
 	return t, nil

@@ -16,10 +16,17 @@ import (
 )
 
 // insertCols are the columns a new message is given; messageCols those a
-// message is read with (scanMessage).
+// message is read with (scanMessage), from messages, whether it is on the
+// active branch looked up in active_path; activeCols the same read through
+// a join of active_path, where it is.
 const (
-	insertCols  = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
-	messageCols = insertCols + `, coalesce(parent_id, ''), active`
+	insertCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
+	storedCols = `messages.id, messages.thread_id, messages.resource_id, messages.seq, messages.role,
+		messages.content, messages.status, messages.run_id, messages.created_at, messages.type,
+		coalesce(messages.parent_id, '')`
+	messageCols = storedCols + `, EXISTS (SELECT 1 FROM active_path AS ap
+		WHERE ap.thread_id = messages.thread_id AND ap.seq = messages.seq)`
+	activeCols = storedCols + `, 1`
 )
 
 // AppendMessage stores m as the last message of its thread: Seq is one past
@@ -51,19 +58,24 @@ func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore
 		// inside the writer's transaction, so two appends can never take
 		// the same seq nor the same parent.
 		var parent sql.NullString
-		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, active, chosen_at)
+		var pk int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, chosen_at)
 			SELECT ?, t.id, coalesce(nullif(?, ''), t.resource_id),
 				coalesce((SELECT max(seq) FROM messages WHERE thread_id = t.id), 0) + 1,
-				?, ?, ?, ?, ?, ?, (`+activeLeaf+`), 1, ?
+				?, ?, ?, ?, ?, ?, (`+activeLeaf+`), ?
 			FROM threads AS t WHERE t.id = ?
-			RETURNING seq, resource_id, parent_id`,
+			RETURNING pk, seq, resource_id, parent_id`,
 			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.Type,
 			ms(now()), m.ThreadID,
-		).Scan(&m.Seq, &m.ResourceID, &parent)
+		).Scan(&pk, &m.Seq, &m.ResourceID, &parent)
 		if err != nil {
 			return notFound(err)
 		}
 		m.ParentID, m.Active = parent.String, true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, ?)`,
+			m.ThreadID, m.Seq, pk); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, ms(now()), m.ThreadID)
 		return err
 	})
@@ -159,13 +171,26 @@ func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) 
 			if err := detach(ctx, tx, threadID, id); err != nil {
 				return fmt.Errorf("message %s: %w", id, err)
 			}
-			err := affected(tx.ExecContext(ctx, `UPDATE messages
+			// Off the path where it was (if it was on it), then on again at
+			// its end with its new seq.
+			var at node
+			if err := tx.QueryRowContext(ctx, `SELECT pk, seq FROM messages WHERE id = ?`, id).Scan(&at.PK, &at.Seq); err != nil {
+				return fmt.Errorf("message %s: %w", id, notFound(err))
+			}
+			if err := unlink(ctx, tx, threadID, at); err != nil {
+				return fmt.Errorf("message %s: %w", id, err)
+			}
+			err := tx.QueryRowContext(ctx, `UPDATE messages
 				SET seq = (SELECT max(seq) FROM messages WHERE thread_id = ?1) + 1,
-					parent_id = (SELECT id FROM messages WHERE thread_id = ?1 AND active = 1 AND id <> ?2
-						ORDER BY seq DESC LIMIT 1),
-					active = 1, chosen_at = ?3
-				WHERE id = ?2 AND thread_id = ?1`, threadID, id, ms(now())))
+					parent_id = (SELECT m.id FROM active_path AS a JOIN messages AS m ON m.pk = a.pk
+						WHERE a.thread_id = ?1 ORDER BY a.seq DESC LIMIT 1),
+					chosen_at = ?3
+				WHERE pk = ?2 RETURNING seq`, threadID, at.PK, ms(now())).Scan(&at.Seq)
 			if err != nil {
+				return fmt.Errorf("message %s: %w", id, notFound(err))
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, ?)`,
+				threadID, at.Seq, at.PK); err != nil {
 				return fmt.Errorf("message %s: %w", id, err)
 			}
 		}
@@ -183,10 +208,14 @@ func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) 
 func (db *DB) DeleteMessage(ctx context.Context, id string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var threadID string
-		if err := tx.QueryRowContext(ctx, `SELECT thread_id FROM messages WHERE id = ?`, id).Scan(&threadID); err != nil {
+		var at node
+		if err := tx.QueryRowContext(ctx, `SELECT thread_id, pk, seq FROM messages WHERE id = ?`, id).Scan(&threadID, &at.PK, &at.Seq); err != nil {
 			return notFound(err)
 		}
 		if err := detach(ctx, tx, threadID, id); err != nil {
+			return err
+		}
+		if err := unlink(ctx, tx, threadID, at); err != nil {
 			return err
 		}
 		return affected(tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, id))
@@ -210,14 +239,15 @@ func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, err
 // as shown, and as the model reads it) in Seq order. An unknown thread has
 // no messages (it is not an error: callers that care ask GetThread).
 func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.MessageQuery) ([]agentcore.Message, error) {
-	// Both bounds walk the messages_active index: a page of a long thread
-	// costs what a page of a short one does, however many branches it has.
-	query := `SELECT ` + messageCols + ` FROM messages
-		WHERE thread_id = ? AND active = 1 AND seq > ? AND seq < ? ORDER BY seq LIMIT ?`
+	// Both bounds walk active_path's key, each row its message by pk: a
+	// page of a long thread costs what a page of a short one does, however
+	// many branches it has.
+	query := `SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
+		WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq LIMIT ?`
 	if q.Last && q.Limit > 0 {
 		// The last Limit, still returned in ascending order.
-		query = `SELECT * FROM (SELECT ` + messageCols + ` FROM messages
-			WHERE thread_id = ? AND active = 1 AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
+		query = `SELECT * FROM (SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
+			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY 4`
 	}
 	before := int64(math.MaxInt64)
 	if q.BeforeSeq > 0 {

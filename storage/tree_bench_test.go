@@ -26,12 +26,17 @@ func seedBranches(b *testing.B, db *DB, branched bool) (thread, reply, old strin
 	ctx := context.Background()
 	th := mustThread(b, db, agentcore.Thread{Title: "long"})
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, active, chosen_at)
-			VALUES (?, ?, ?, ?, ?, ?, 'complete', '', ?, '', nullif(?, ''), ?, ?)`)
+		insert, err := tx.PrepareContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, chosen_at)
+			VALUES (?, ?, ?, ?, ?, ?, 'complete', '', ?, '', nullif(?, ''), ?)`)
 		if err != nil {
 			return err
 		}
 		defer insert.Close()
+		onPath, err := tx.PrepareContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, last_insert_rowid())`)
+		if err != nil {
+			return err
+		}
+		defer onPath.Close()
 		parent, seq := "", int64(0)
 		add := func(id string, role agentcore.Role, text string, active bool) error {
 			c, err := encodeContent(agentcore.TextContent(text))
@@ -39,7 +44,10 @@ func seedBranches(b *testing.B, db *DB, branched bool) (thread, reply, old strin
 				return err
 			}
 			seq++
-			_, err = insert.ExecContext(ctx, id, th.ID, th.ResourceID, seq, role, string(c), seq, parent, active, seq)
+			if _, err = insert.ExecContext(ctx, id, th.ID, th.ResourceID, seq, role, string(c), seq, parent, seq); err != nil || !active {
+				return err
+			}
+			_, err = onPath.ExecContext(ctx, th.ID, seq)
 			return err
 		}
 		for i := range benchChat {

@@ -71,6 +71,51 @@ func checkTree(t testing.TB, db *DB, threadID string) {
 	if got := msgIDs(shown); !slices.Equal(got, active) {
 		t.Errorf("ListMessages = %v, want the active path %v", got, active)
 	}
+	checkKept(t, db, threadID)
+}
+
+// checkKept fails the test unless the narrow tables of the tree agree with
+// the messages: every row of active_path, left_path and branch_leaf names a
+// message of the thread by its pk and current seq; a kept branch is off the
+// active path, headed by a branch_leaf row, and is one path from its head
+// down, each row the child of the one before.
+func checkKept(t testing.TB, db *DB, threadID string) {
+	t.Helper()
+	for _, c := range []struct{ what, query string }{
+		{"active_path row without its message", `SELECT a.seq FROM active_path AS a LEFT JOIN messages AS m ON m.pk = a.pk
+			WHERE a.thread_id = ?1 AND (m.pk IS NULL OR m.thread_id <> a.thread_id OR m.seq <> a.seq)`},
+		{"left_path row without its message", `SELECT l.seq FROM left_path AS l LEFT JOIN messages AS m ON m.pk = l.pk
+			WHERE l.thread_id = ?1 AND (m.pk IS NULL OR m.thread_id <> l.thread_id OR m.seq <> l.seq)`},
+		{"branch_leaf row without its message", `SELECT b.seq FROM branch_leaf AS b LEFT JOIN messages AS m ON m.pk = b.pk
+			WHERE b.thread_id = ?1 AND (m.pk IS NULL OR m.thread_id <> b.thread_id OR m.seq <> b.seq)`},
+		{"kept message on the active path", `SELECT l.seq FROM left_path AS l JOIN active_path AS a USING (thread_id, seq)
+			WHERE l.thread_id = ?1`},
+		{"kept branch headed on the active path", `SELECT b.seq FROM branch_leaf AS b JOIN active_path AS a USING (thread_id, seq)
+			WHERE b.thread_id = ?1`},
+		{"kept message without its head", `SELECT l.seq FROM left_path AS l
+			LEFT JOIN branch_leaf AS b ON b.thread_id = l.thread_id AND b.seq = l.head
+			WHERE l.thread_id = ?1 AND (b.seq IS NULL OR l.seq > b.leaf_seq)`},
+		{"head not kept", `SELECT b.seq FROM branch_leaf AS b
+			LEFT JOIN left_path AS l ON l.thread_id = b.thread_id AND l.seq = b.seq AND l.head = b.seq
+			WHERE b.thread_id = ?1 AND l.seq IS NULL`},
+		{"kept branch that is no path", `SELECT l.seq FROM left_path AS l JOIN messages AS m ON m.pk = l.pk
+			JOIN messages AS p ON p.seq = (SELECT max(seq) FROM left_path AS u
+				WHERE u.thread_id = l.thread_id AND u.head = l.head AND u.seq < l.seq) AND p.thread_id = l.thread_id
+			WHERE l.thread_id = ?1 AND l.seq <> l.head AND m.parent_id IS NOT p.id`},
+	} {
+		rows, err := db.reader.QueryContext(context.Background(), c.query, threadID)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				t.Fatal(err)
+			}
+			t.Errorf("thread %s: %s, at seq %d", threadID, c.what, seq)
+		}
+		rows.Close()
+	}
 }
 
 func msgIDs(ms []agentcore.Message) []string {
@@ -502,26 +547,57 @@ func TestTreeConcurrent(t *testing.T) {
 	checkTree(t, db, th.ID)
 }
 
-// EXPLAIN QUERY PLAN of the reads that open a chat: the active page and the
-// context fill walk messages_active, the active leaf too, the versions
-// messages_children; none scans the table.
+// EXPLAIN QUERY PLAN of the reads that open a chat and of the tree's
+// writes: the active page, the context fill and the active leaf search
+// active_path by its key and each message by pk, the versions
+// messages_children; what a switch reads and deletes searches active_path
+// and branch_leaf by their keys. None scans a table.
 func TestTreeQueryPlans(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	for _, tc := range []struct {
-		name, query, index string
-		args               []any
+		name, query string
+		want        []string
+		args        []any
 	}{
-		{"page", `SELECT * FROM (SELECT ` + messageCols + ` FROM messages
-			WHERE thread_id = ? AND active = 1 AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
-			"messages_active", []any{"t", 0, 100, 50}},
-		{"active leaf", `SELECT (` + activeLeaf + `) FROM threads AS t WHERE t.id = ?`, "messages_active", []any{"t"}},
+		{"page", `SELECT * FROM (SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
+			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY 4`,
+			[]string{"SEARCH a USING PRIMARY KEY (thread_id=? AND seq>? AND seq<?)", "SEARCH messages USING INTEGER PRIMARY KEY"},
+			[]any{"t", 0, 100, 50}},
+		{"message", `SELECT ` + messageCols + ` FROM messages WHERE id = ?`,
+			[]string{"SEARCH messages USING INDEX", "SEARCH ap USING PRIMARY KEY (thread_id=? AND seq=?)"}, []any{"m"}},
+		{"active leaf", `SELECT (` + activeLeaf + `) FROM threads AS t WHERE t.id = ?`,
+			[]string{"SEARCH la USING PRIMARY KEY (thread_id=?)", "SEARCH lm USING INTEGER PRIMARY KEY"}, []any{"t"}},
 		{"siblings", `SELECT m.id, s.id FROM messages AS m
 			JOIN messages AS s ON s.thread_id = m.thread_id AND s.parent_id IS m.parent_id
 			WHERE m.id IN (SELECT value FROM json_each(?)) AND m.thread_id = ? ORDER BY m.id, s.seq`,
-			"messages_children", []any{`["a"]`, "t"}},
-		{"context fill", `SELECT context_tokens FROM messages WHERE thread_id = ? AND active = 1 ORDER BY seq DESC LIMIT 50`,
-			"messages_active", []any{"t"}},
+			[]string{"messages_children"}, []any{`["a"]`, "t"}},
+		{"context fill", `SELECT m.context_tokens, m.usage_model FROM active_path AS a CROSS JOIN messages AS m ON m.pk = a.pk
+			WHERE a.thread_id = ? ORDER BY a.seq DESC LIMIT 50`,
+			[]string{"SEARCH a USING PRIMARY KEY (thread_id=?)", "SEARCH m USING INTEGER PRIMARY KEY"}, []any{"t"}},
+		{"leave", `SELECT f.pk, f.seq,
+				(SELECT pk FROM active_path WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT 1)
+			FROM (SELECT 1) LEFT JOIN (SELECT pk, seq FROM active_path WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 1) AS f`,
+			[]string{"SEARCH active_path USING PRIMARY KEY (thread_id=? AND seq>?)"}, []any{"t", 3}},
+		{"cut", `DELETE FROM active_path WHERE thread_id = ? AND seq > ?`,
+			[]string{"SEARCH active_path USING PRIMARY KEY (thread_id=? AND seq>?)"}, []any{"t", 3}},
+		{"forget", `DELETE FROM branch_leaf WHERE thread_id = ?1 AND seq > ?2
+			AND EXISTS (SELECT 1 FROM active_path AS a WHERE a.thread_id = ?1 AND a.seq = branch_leaf.seq)`,
+			[]string{"SEARCH branch_leaf USING PRIMARY KEY (thread_id=? AND seq>?)", "SEARCH a USING PRIMARY KEY (thread_id=? AND seq=?)"},
+			[]any{"t", 3}},
+		{"kept branch", `SELECT b.seq, b.leaf_seq FROM left_path AS l
+			JOIN branch_leaf AS b ON b.thread_id = l.thread_id AND b.seq = l.head
+			WHERE l.thread_id = ? AND l.seq = ? AND l.pk = ?`,
+			[]string{"SEARCH l USING PRIMARY KEY (thread_id=? AND seq=?)", "SEARCH b USING PRIMARY KEY (thread_id=? AND seq=?)"},
+			[]any{"t", 3, 4}},
+		{"restore", `INSERT INTO active_path (thread_id, seq, pk)
+			SELECT thread_id, seq, pk FROM left_path WHERE thread_id = ?1 AND seq > ?2 AND seq <= ?3 AND head = ?4`,
+			[]string{"SEARCH left_path USING PRIMARY KEY (thread_id=? AND seq>? AND seq<?)"}, []any{"t", 3, 9, 2}},
+		{"drop a kept branch", `DELETE FROM left_path WHERE thread_id = ?1 AND seq >= ?2 AND seq <= ?3 AND head = ?2`,
+			[]string{"SEARCH left_path USING PRIMARY KEY (thread_id=? AND seq>? AND seq<?)"}, []any{"t", 3, 9}},
+		{"walk up", `SELECT EXISTS (SELECT 1 FROM active_path AS a WHERE a.thread_id = ?1 AND a.seq = m.seq)
+			FROM messages AS m WHERE m.id = ?2`,
+			[]string{"SEARCH a USING PRIMARY KEY (thread_id=? AND seq=?)"}, []any{"t", "m"}},
 	} {
 		rows, err := db.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.query, tc.args...)
 		if err != nil {
@@ -538,8 +614,15 @@ func TestTreeQueryPlans(t *testing.T) {
 		}
 		rows.Close()
 		all := strings.Join(plan, "; ")
-		if !strings.Contains(all, tc.index) || strings.Contains(all, "SCAN m") || strings.Contains(all, "SCAN messages") {
-			t.Errorf("%s: plan %q, want it to search %s", tc.name, all, tc.index)
+		for _, w := range tc.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: plan %q, want %q", tc.name, all, w)
+			}
+		}
+		for _, table := range []string{"m", "s", "a", "la", "lm", "ap", "b", "l", "messages", "active_path", "branch_leaf", "left_path"} {
+			if strings.Contains(all+";", "SCAN "+table+";") || strings.Contains(all, "SCAN "+table+" ") {
+				t.Errorf("%s: plan %q scans %s", tc.name, all, table)
+			}
 		}
 	}
 }

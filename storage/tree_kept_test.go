@@ -1,0 +1,154 @@
+package storage
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"parley/agentcore"
+)
+
+// kept is how many messages of the thread are kept in left_path.
+func kept(t testing.TB, db *DB, threadID string) int {
+	t.Helper()
+	var n int
+	if err := db.reader.QueryRowContext(context.Background(), `SELECT count(*) FROM left_path WHERE thread_id = ?`,
+		threadID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A branch left is kept as it was and comes back whole, from its first
+// message or from any message of it; below a leaf that a rewind left with
+// children it goes on to the child active last; a message deleted or moved
+// out of a kept branch leaves the rest of it.
+func TestTreeKeptBranch(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	u1 := o.append(agentcore.RoleUser, "u1")
+	r1 := o.append(agentcore.RoleAssistant, "r1")
+	u2 := o.append(agentcore.RoleUser, "u2")
+	r2 := o.append(agentcore.RoleAssistant, "r2")
+	u3 := o.append(agentcore.RoleUser, "u3")
+	o.append(agentcore.RoleAssistant, "r3")
+
+	o.rewind(u1.ID)
+	if n := kept(t, db, o.th); n != 5 {
+		t.Fatalf("%d messages kept after the rewind, want r1 to r3", n)
+	}
+	r1b := o.append(agentcore.RoleAssistant, "r1b")
+	o.switchTo(r1.ID)
+	o.shows("u1 r1 u2 r2 u3 r3")
+	if n := kept(t, db, o.th); n != 0 {
+		t.Errorf("%d messages kept while their branch is shown, want none (r1b is a branch of one)", n)
+	}
+	o.switchTo(r1b.ID)
+	o.switchTo(u3.ID) // a message in the middle of the kept branch
+	o.shows("u1 r1 u2 r2 u3 r3")
+
+	// Rewound to u2, then left above it: back on r1 the branch goes on
+	// below u2 to r2, the child active last, and down to its leaf.
+	o.rewind(u2.ID)
+	o.switchTo(r1b.ID)
+	o.switchTo(r1.ID)
+	o.shows("u1 r1 u2 r2 u3 r3")
+
+	// Out of a kept branch: a deleted message, a moved one.
+	o.switchTo(r1b.ID)
+	if err := db.DeleteMessage(ctx, u2.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	o.switchTo(r1.ID)
+	o.shows("u1 r1 r2 u3 r3")
+	o.switchTo(r1b.ID)
+	if err := db.MoveMessages(ctx, o.th, u3.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	o.shows("u1 r1b u3")
+	o.switchTo(r2.ID)
+	o.shows("u1 r1 r2 r3")
+	// The head of a kept branch moved: nothing is kept, the descent finds it.
+	o.switchTo(r1b.ID)
+	if err := db.MoveMessages(ctx, o.th, r1.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, db, o.th)
+	if n := kept(t, db, o.th); n != 0 {
+		t.Errorf("%d messages kept after their head moved", n)
+	}
+	o.switchTo(r2.ID)
+	o.shows("u1 r2 r3")
+}
+
+// Random appends, rewinds and switches against a model of the contract:
+// after each, the active branch is the model's, where switching to a
+// message follows, below it, the child that was on the active branch last
+// at each level, down to a leaf.
+func TestTreeLastChosenModel(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	th := mustThread(t, db, agentcore.Thread{}).ID
+	parent := map[string]string{}
+	var all, path []string
+	last := map[string]string{} // parent ("" for roots) -> child last on the path
+	remember := func() {
+		up := ""
+		for _, id := range path {
+			last[up], up = id, id
+		}
+	}
+	to := func(id string) []string {
+		var p []string
+		for ; id != ""; id = parent[id] {
+			p = append(p, id)
+		}
+		slices.Reverse(p)
+		return p
+	}
+	rng := rand.New(rand.NewPCG(15, 14))
+	for i := range 150 {
+		var err error
+		switch op := rng.IntN(10); {
+		case op < 4 || len(all) == 0:
+			var m agentcore.Message
+			m, err = db.AppendMessage(ctx, say(th, agentcore.RoleUser, "m"))
+			if err == nil {
+				parent[m.ID] = ""
+				if len(path) > 0 {
+					parent[m.ID] = path[len(path)-1]
+				}
+				all, path = append(all, m.ID), append(path, m.ID)
+			}
+		case op < 6:
+			id := all[rng.IntN(len(all))]
+			if rng.IntN(8) == 0 {
+				id = ""
+			}
+			err = db.RewindTo(ctx, th, id)
+			path = to(id)
+		default:
+			id := all[rng.IntN(len(all))]
+			err = db.SwitchBranch(ctx, th, id)
+			if !slices.Contains(path, id) {
+				path = to(id)
+				for c := last[id]; c != ""; c = last[c] {
+					path = append(path, c)
+				}
+			}
+		}
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+		remember()
+		checkTree(t, db, th)
+		if got := msgIDs(mustList(t, db, th)); !slices.Equal(got, append([]string{}, path...)) {
+			t.Fatalf("op %d: the active branch is %v, want %v", i, got, path)
+		}
+		tick() // chosen_at, which the walk down reads, is in milliseconds
+	}
+}
