@@ -8,9 +8,10 @@
 // time.Time. Lookups of unknown ids return errors wrapping
 // agentcore.ErrNotFound.
 //
-// A thread's messages are a tree with one active branch (tree.go, migration
-// 0012): the reads that show the chat read the active branch; usage sums
-// and search cover every branch.
+// A thread's messages are a tree with one active branch (tree.go, migrations
+// 0012 and 0014): the reads that show the chat read the active branch, a
+// narrow table beside the messages, so switching a branch writes no message
+// row; usage sums and search cover every branch.
 package storage
 
 import (

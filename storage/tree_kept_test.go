@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -150,5 +152,102 @@ func TestTreeLastChosenModel(t *testing.T) {
 			t.Fatalf("op %d: the active branch is %v, want %v", i, got, path)
 		}
 		tick() // chosen_at, which the walk down reads, is in milliseconds
+	}
+}
+
+// A database as the tree was stored before 0014 (the active flag and
+// chosen_at on the message rows, migrations up to 0013) opens with the same
+// active branch in each chat, the flag gone, and switching to any message
+// shows the branch the old descent by chosen_at showed: the leaves stay.
+func TestTreeMigrationActivePath(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`)
+	all, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if m.version > 13 {
+			break
+		}
+		exec(m.sql)
+		exec(`INSERT INTO schema_migrations VALUES (?, 0)`, m.version)
+	}
+	exec(`INSERT INTO resources (id, created_at, updated_at) VALUES ('r', 0, 0)`)
+	for _, th := range []string{"tree", "rewound", "line"} {
+		exec(`INSERT INTO threads (id, resource_id, title, created_at, updated_at) VALUES (?, 'r', ?, 0, 0)`, th, th)
+	}
+	type row struct {
+		id, thread, parent string
+		active             bool
+		chosen             int64
+	}
+	// As SwitchBranch, RewindTo and AppendMessage of 0012 left them: r1's
+	// branch was left for r1b, below r2 u4b was chosen after u4, and r2b
+	// regenerates r2c.
+	rows := []row{
+		{"u1", "tree", "", true, 10},
+		{"r1", "tree", "u1", false, 11},
+		{"u2", "tree", "r1", false, 12},
+		{"r2", "tree", "u2", false, 13},
+		{"u4", "tree", "r2", false, 14},
+		{"r4", "tree", "u4", false, 15},
+		{"u4b", "tree", "r2", false, 16},
+		{"r1b", "tree", "u1", true, 20},
+		{"u2b", "tree", "r1b", true, 21},
+		{"r2c", "tree", "u2b", false, 22},
+		{"r2b", "tree", "u2b", true, 23},
+		{"a1", "rewound", "", false, 1},
+		{"a2", "rewound", "a1", false, 2},
+		{"l1", "line", "", true, 5},
+		{"l2", "line", "l1", true, 6},
+	}
+	for i, r := range rows {
+		c, err := encodeContent(agentcore.TextContent(r.id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(`INSERT INTO messages (id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type,
+				parent_id, active, chosen_at)
+			SELECT ?, ?, 'r', coalesce((SELECT max(seq) FROM messages WHERE thread_id = ?), 0) + 1, 'user', ?, 'complete', '', ?, '',
+				nullif(?, ''), ?, ?`, r.id, r.thread, r.thread, string(c), 1000+i, r.parent, r.active, r.chosen)
+	}
+	raw.Close()
+
+	db := openAt(t, path)
+	for th, want := range map[string]string{"tree": "u1 r1b u2b r2b", "rewound": "", "line": "l1 l2"} {
+		checkTree(t, db, th)
+		if got := texts(t, db, th); got != want {
+			t.Errorf("thread %s shows %q after the migration, want %q", th, got, want)
+		}
+	}
+	var flag int
+	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'active'`).Scan(&flag); err != nil || flag != 0 {
+		t.Errorf("messages.active after 0014: %d, %v", flag, err)
+	}
+	for _, tc := range []struct{ thread, to, want string }{
+		{"tree", "r1", "u1 r1 u2 r2 u4b"}, // the child chosen last at each level
+		{"tree", "u4", "u1 r1 u2 r2 u4 r4"},
+		{"tree", "r1b", "u1 r1b u2b r2b"},   // r2b was chosen after r2c
+		{"tree", "r1", "u1 r1 u2 r2 u4 r4"}, // the branch as last seen, kept since
+		{"tree", "r2c", "u1 r1b u2b r2c"},
+		{"rewound", "a1", "a1 a2"},
+	} {
+		o := treeOps{t, db, tc.thread}
+		o.switchTo(tc.to)
+		if got := texts(t, db, tc.thread); got != tc.want {
+			t.Errorf("switched to %s: %q, want %q", tc.to, got, tc.want)
+		}
 	}
 }
