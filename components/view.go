@@ -85,7 +85,22 @@ type Chat struct {
 	Usage     ThreadUsage
 	// ForkedFrom: the chat was forked from another (Fork): where from.
 	ForkedFrom *ForkRef
+	// Instructions are what the model is told beside the agent's own: the
+	// project's file and the chat's own.
+	Instructions Instructions
 }
+
+// Instructions are a chat's instructions as the header shows them.
+type Instructions struct {
+	File      string // "AGENTS.md" or "CLAUDE.md" at the workspace root; "" when none
+	Text      string // the file's text, as the model is given it
+	Truncated bool
+	Problem   string // why a file that is there is not used
+	Chat      string // the chat's own instructions
+}
+
+// InUse says whether the model is given any of them.
+func (in Instructions) InUse() bool { return in.Text != "" || in.Chat != "" }
 
 // ForkRef is the chat and message a fork was made from. ThreadID is ""
 // when that chat is not here any more (deleted, or the fork was imported).

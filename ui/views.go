@@ -107,6 +107,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 	}
 	c.Usage = s.threadUsage(ctx, t)
 	c.ForkedFrom = s.forkedFrom(ctx, t)
+	c.Instructions = s.instructions(ctx, t)
 	return c, nil
 }
 

@@ -46,6 +46,16 @@ func Prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.T
 			active = names
 		}
 		opts.ActiveTools = active
+		// The project's rules (AGENTS.md), read on every run, then the
+		// user's own for this chat.
+		if ws, err := wss.For(&agentcore.ToolContext{RequestContext: opts.RequestContext}); err == nil {
+			if text := toolkit.ReadProjectInstructions(context.Background(), ws).SystemText(); text != "" {
+				opts.Instructions = append(opts.Instructions, agentcore.Text(text)...)
+			}
+		}
+		if s.Instructions != "" {
+			opts.Instructions = append(opts.Instructions, agentcore.Text("The user's instructions for this chat:\n\n"+s.Instructions)...)
+		}
 	}
 }
 

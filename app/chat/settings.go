@@ -21,6 +21,7 @@ const (
 	keyWorkspace = "workspace"
 	keyPlans     = "plans"
 	keyModel     = agentcore.ThreadModelKey // the runtime reads it too
+	keyInstr     = "instructions"
 )
 
 // MachineKeys are the settings that are the local user's choice, not part
@@ -63,7 +64,13 @@ type Settings struct {
 	Workspace string         // the chat's own folder; "": the default
 	Model     string         // provider/model; "": the agent's
 	Plans     []ApprovedPlan // approved, oldest first
+	// Instructions are the user's own for this chat, given to the model
+	// after the agent's and the project's (chat menu → Instructions).
+	Instructions string
 }
+
+// MaxChatInstructions bounds a chat's own instructions.
+const MaxChatInstructions = 8 << 10
 
 // WorkspaceOr is the folder the chat's tools work in: its own, or def.
 func (s Settings) WorkspaceOr(def string) string {
@@ -85,6 +92,7 @@ func decode(meta map[string]any) Settings {
 	s.YOLO = meta[keyYOLO] == true
 	s.Workspace, _ = meta[keyWorkspace].(string)
 	s.Model, _ = meta[keyModel].(string)
+	s.Instructions, _ = meta[keyInstr].(string)
 	list, _ := meta[keyPlans].([]any)
 	for _, p := range list {
 		m, _ := p.(map[string]any)
@@ -116,6 +124,9 @@ func encode(meta map[string]any, was, s Settings) {
 	}
 	if s.Model != was.Model {
 		setOrDelete(meta, keyModel, s.Model)
+	}
+	if s.Instructions != was.Instructions {
+		setOrDelete(meta, keyInstr, s.Instructions)
 	}
 	if !slices.Equal(s.Plans, was.Plans) {
 		list := make([]any, len(s.Plans))
