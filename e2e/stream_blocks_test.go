@@ -27,7 +27,7 @@ const blocksReply = "# A heading\n\nSome *emphasis*, **strong**, `code`, ~~gone~
 // contents) unwrapped and adjacent text merged.
 const bodyHTML = `() => {
 	const b = document.querySelector('#messages .msg-assistant .msg-body').cloneNode(true);
-	for (const w of b.querySelectorAll('.md-live, .md-open')) w.replaceWith(...w.childNodes);
+	for (const w of b.querySelectorAll('.md-live, .md-chunk, .md-open')) w.replaceWith(...w.childNodes);
 	b.normalize();
 	return b.innerHTML;
 }`

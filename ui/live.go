@@ -208,6 +208,7 @@ func (v *chatStream) updateLive(lr *liveReply, pieces []piece, final bool) (bool
 			return false, nil
 		}
 		lp.html = html
+		v.sent(html)
 		if err := v.sse.PatchElements(html, datastar.WithSelectorID(target), datastar.WithModeReplace()); err != nil {
 			return false, err
 		}
@@ -270,6 +271,7 @@ func shellOf(view components.Message) string {
 // apply sends a markdown.Stream's operations.
 func (v *chatStream) apply(ops []markdown.Op) error {
 	for _, op := range ops {
+		v.sent(op.HTML)
 		var err error
 		switch op.Mode {
 		case markdown.Before:
@@ -280,6 +282,8 @@ func (v *chatStream) apply(ops []markdown.Op) error {
 			err = v.sse.PatchElements(op.HTML, datastar.WithSelectorID(op.ID), datastar.WithModeReplace())
 		case markdown.Remove:
 			err = v.sse.RemoveElementByID(op.ID)
+		case markdown.AppendCode:
+			err = v.sse.PatchElements(op.HTML, datastar.WithSelector("#"+op.ID+" code"), datastar.WithModeAppend())
 		}
 		if err != nil {
 			return err

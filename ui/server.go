@@ -76,6 +76,7 @@ type Server struct {
 	stop   context.CancelFunc
 	// focused: page id → true for the pages that have the focus.
 	focused  sync.Map
+	gates    sync.Map // stream token → *gate of the open chat streams (flow.go)
 	inboxes  *chat.Inbox
 	ownInbox bool // made by New: Shutdown closes it
 	// lowDiskSeen: the user dismissed the low-disk warning; it is not
@@ -140,6 +141,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /threads", s.createThread)
 	mux.HandleFunc("GET /t/{id}", s.threadPage)
 	mux.HandleFunc("GET /t/{id}/stream", s.stream)
+	mux.HandleFunc("POST /t/{id}/ack", s.ack) // flow control of the stream (flow.go)
 	mux.HandleFunc("GET /t/{id}/older", s.olderPage)
 	mux.HandleFunc("GET /t/{id}/newer", s.newerPage)
 	mux.HandleFunc("GET /search", s.searchBox)

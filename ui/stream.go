@@ -39,7 +39,11 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 	inboxWatch := s.inboxes.Watch()
 	defer inboxWatch.Close()
 
-	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}, live: map[string]*liveReply{}}
+	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}, live: map[string]*liveReply{},
+		gate: newGate()}
+	s.gates.Store(v.gate.token, v.gate)
+	defer s.gates.Delete(v.gate.token)
+	defer v.gate.stop()
 	// Subscribed first, then the full state: nothing between the page load
 	// and this moment is lost, and what comes twice is idempotent.
 	if err := v.full(ctx); err != nil {
@@ -60,10 +64,14 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			v.inbox, v.sidebar = true, true // the sidebar marks chats that need you
 		case <-timerC:
 			timerC = nil
+		case n := <-v.gate.acks:
+			v.gate.acked(n)
+		case <-v.gate.expired():
+			v.gate.timedOut()
 		}
 		v.take(threadSub.Drain(), listSub.Drain())
-		if !v.dirty() {
-			continue
+		if !v.dirty() || v.gate.waiting {
+			continue // what changes meanwhile goes in the frame after the page's answer
 		}
 		if wait := frame - time.Since(last); !v.urgent && wait > 0 {
 			if timerC == nil {
@@ -81,7 +89,12 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 		if len(v.changed) > 0 {
 			last = time.Now()
 		}
-		if err := v.flush(ctx); err != nil {
+		v.frameBytes = 0
+		err := v.flush(ctx)
+		if err == nil && (v.behind || v.frameBytes >= ackMin) {
+			err = v.askAck()
+		}
+		if err != nil {
 			s.logStreamEnd(id, err)
 			return
 		}
@@ -125,6 +138,9 @@ type chatStream struct {
 	urgent   bool // a terminal event: flush now
 	branch   bool // the active branch changed: show its messages again
 	behind   bool // a reply on the page lags its text (liveReply's pace): send more next frame
+
+	gate       *gate // flow control (flow.go)
+	frameBytes int   // HTML the frame being flushed patches into a reply
 }
 
 func (v *chatStream) take(thread, list []agentcore.Event) {

@@ -81,7 +81,7 @@ func codeBodies(doc ast.Node, src []byte, policy *bluemonday.Policy) []string {
 		switch n.Kind() {
 		case ast.KindCodeBlock, ast.KindFencedCodeBlock:
 			if entering {
-				bodies = append(bodies, codeHTML(codeBlockOf(n, src)))
+				bodies = append(bodies, chunkLines(codeHTML(codeBlockOf(n, src))))
 			}
 			return ast.WalkSkipChildren, nil
 		}
@@ -159,6 +159,63 @@ func tokenSpans(b *strings.Builder, tokens chroma.Iterator) {
 		}
 	}
 }
+
+// linesPerChunk is how many lines of a long code block are one element of
+// the page. A block's lines are laid out together when they share an
+// element: a code block that grows to 1 MiB in one element is laid out
+// whole each frame that adds to it, 30 ms and more at its end; in elements
+// of 100 lines (app.css makes them blocks) only the last one is. A block
+// of no more lines keeps them bare in its code element.
+const linesPerChunk = 100
+
+// splitLines cuts a body of code HTML (codeHTML's: escaped text, and
+// token spans that hold a newline only at their end) into its lines, each
+// with its newline and the </span> that may close right after it. The
+// last line may have no newline.
+func splitLines(body string) []string {
+	var lines []string
+	for body != "" {
+		i := strings.IndexByte(body, '\n')
+		if i < 0 {
+			return append(lines, body)
+		}
+		i++
+		if strings.HasPrefix(body[i:], "</span>") {
+			i += len("</span>")
+		}
+		lines = append(lines, body[:i])
+		body = body[i:]
+	}
+	return lines
+}
+
+// chunkLines is a whole block's body as the page holds it: as it is up
+// to linesPerChunk lines, else its lines in groups of linesPerChunk, each
+// group a <span class="code-lines">.
+func chunkLines(body string) string {
+	lines := splitLines(body)
+	if len(lines) <= linesPerChunk {
+		return body
+	}
+	return chunkLinesOf(lines)
+}
+
+func chunkLinesOf(lines []string) string {
+	var b strings.Builder
+	for i := 0; i < len(lines); i += linesPerChunk {
+		b.WriteString(codeLinesOpen)
+		for _, l := range lines[i:min(i+linesPerChunk, len(lines))] {
+			b.WriteString(l)
+		}
+		b.WriteString(codeLinesEnd)
+	}
+	return b.String()
+}
+
+const (
+	codeLinesOpen = `<span class="code-lines">`
+	codeLinesEnd  = `</span>`
+)
 
 // tokenClass is the CSS class of a token type, as chroma's formatter names
 // it: the type's own, else its nearest ancestor's in chroma.StandardTypes.

@@ -15,16 +15,26 @@ import (
 // before it. The page holds the text as
 //
 //	<div class="md-live" id="ID">
-//	  …finished blocks…
-//	  <div class="md-open" id="ID-oN">…the open block…</div>
+//	  <div class="md-chunk" id="ID-c0">…finished blocks…</div>
+//	  …
+//	  <div class="md-chunk" id="ID-cK">
+//	    …finished blocks…
+//	    <div class="md-open" id="ID-oN">…the open block…</div>
+//	  </div>
 //	</div>
 //
-// (both display: contents, so the page lays it out as the bare blocks
-// Render returns). A block is finished once the next one has begun: a
-// top-level Markdown block never changes after that, so it is rendered
-// once and inserted before the open wrapper; only the open block (the
-// paragraph, list, table or quote still being written) is rendered again
-// and replaces the wrapper. An open code block goes line by line: its
+// The page lays it out as the bare blocks Render returns: the live and
+// open wrappers and the last chunk are display: contents, and a full
+// chunk is a plain block, which margins collapse through (app.css). A
+// block is finished once the next one has begun: a top-level Markdown
+// block never changes after that, so it is rendered once and inserted
+// before the open wrapper; only the open block (the paragraph, list,
+// table or quote still being written) is rendered again and replaces the
+// wrapper. Once a chunk holds chunkMax of source, the open wrapper moves
+// on to a new one: the finished blocks of a long reply are then a few
+// hundred boxes deep instead of thousands side by side, so the browser's
+// style, layout-tree and layout passes over a growing reply (each walks
+// the children of a box with a dirty child) stay the size of a chunk. An open code block goes line by line: its
 // complete lines are appended to its code element, before a span holding
 // the line still being typed. When the text is complete, Finish renders
 // what remains: the page then shows exactly Render(text), blocks for
@@ -41,6 +51,8 @@ type Stream struct {
 	src   string // the text of the last call
 	done  int    // src[:done] is on the page as finished blocks
 	n     int    // the open wrapper is ID-o<n>
+	chunk int    // the open wrapper's chunk is ID-c<chunk>
+	held  int    // bytes of source finished in that chunk
 	open  string // the open wrapper's content as last sent
 	whole bool   // render the whole text every time (a link reference)
 	code  *openCode
@@ -50,10 +62,11 @@ type Stream struct {
 type Mode int
 
 const (
-	Before  Mode = iota // insert HTML before it
-	After               // insert HTML after it
-	Replace             // replace it with HTML
-	Remove              // remove it
+	Before     Mode = iota // insert HTML before it
+	After                  // insert HTML after it
+	Replace                // replace it with HTML
+	Remove                 // remove it
+	AppendCode             // append HTML to the code element inside it
 )
 
 // An Op is one change to the page.
@@ -70,11 +83,49 @@ func NewStream(id string) *Stream { return &Stream{id: id} }
 // Shell is the empty frame of a new Stream: the page receives it first,
 // then the operations of Next.
 func (s *Stream) Shell() string {
-	return `<div class="md-live" id="` + s.id + `">` + s.wrapper("") + `</div>`
+	return s.container("")
 }
 
-func (s *Stream) openID() string { return s.id + "-o" + strconv.Itoa(s.n) }
-func (s *Stream) tailID() string { return s.openID() + "-tail" }
+// container is the whole element with open as the open block's content,
+// in a new chunk.
+func (s *Stream) container(open string) string {
+	return `<div class="md-live" id="` + s.id + `">` + s.chunkHTML(open) + `</div>`
+}
+
+// chunkMax is the source a chunk holds before the open wrapper moves on
+// to a new one: some 40 blocks (1,000 elements) of a typical reply. A
+// chunk that fills stops being display: contents, and the browser makes
+// its boxes again once, so chunks should be small; each is also a child
+// that every frame's style and layout pass walks past, so not tiny.
+const chunkMax = 8 << 10
+
+// chunkHTML is a new chunk holding the open wrapper with open.
+func (s *Stream) chunkHTML(open string) string {
+	return `<div class="md-chunk" id="` + s.chunkID() + `">` + s.wrapper(open) + `</div>`
+}
+
+// finish inserts finished, the HTML of the next n bytes of source, before
+// the open wrapper, or, when its chunk is full, in place of the wrapper,
+// closing the chunk and starting a new one with an empty open wrapper.
+func (s *Stream) finish(finished string, n int) []Op {
+	s.done += n
+	if s.held < chunkMax {
+		s.held += n
+		if finished == "" {
+			return nil
+		}
+		return []Op{{Before, s.openID(), finished}}
+	}
+	full, open := s.chunkID(), s.openID()
+	s.held, s.open = n, ""
+	s.chunk++
+	s.n++
+	return []Op{{Replace, open, finished}, {After, full, s.chunkHTML("")}}
+}
+
+func (s *Stream) chunkID() string { return s.id + "-c" + strconv.Itoa(s.chunk) }
+func (s *Stream) openID() string  { return s.id + "-o" + strconv.Itoa(s.n) }
+func (s *Stream) tailID() string  { return s.openID() + "-tail" }
 
 func (s *Stream) wrapper(inner string) string {
 	return `<div class="md-open" id="` + s.openID() + `">` + inner + `</div>`
@@ -119,10 +170,7 @@ func (s *Stream) Next(text string) []Op {
 		// Everything before the last block is finished (before the first
 		// block there are only blank lines, which render as nothing).
 		if b := lineStart(complete, last.Pos()); b > 0 {
-			if finished := Render(tail[:b]); finished != "" {
-				ops = append(ops, Op{Before, s.openID(), finished})
-			}
-			s.done += b
+			ops = append(ops, s.finish(Render(tail[:b]), b)...)
 			tail = tail[b:]
 		}
 		if isCode(last) && last.Pos() >= 0 {
@@ -163,15 +211,16 @@ func (s *Stream) replaceOpen(open string) []Op {
 
 // restart replaces the container with the whole text in one open wrapper.
 func (s *Stream) restart(text string) []Op {
-	s.src, s.done, s.code = text, 0, nil
+	s.src, s.done, s.code, s.held = text, 0, nil, 0
 	s.n++
+	s.chunk++
 	s.open = Render(text)
 	if !s.whole {
 		if _, refs := parse(text); refs {
 			s.whole = true
 		}
 	}
-	return []Op{{Replace, s.id, `<div class="md-live" id="` + s.id + `">` + s.wrapper(s.open) + `</div>`}}
+	return []Op{{Replace, s.id, s.container(s.open)}}
 }
 
 // parse parses src and says whether it defines a link reference.
@@ -255,6 +304,7 @@ type openCode struct {
 	lang   string
 	hl     bool // highlighted (lang known and the code within highlightLimit)
 	size   int  // bytes of code on the page
+	lines  int  // lines of code on the page (chunkLines: the last chunk holds the tail)
 	body   strings.Builder
 	plain  bool   // some lines of a highlighted block went out plain (liveHighlight)
 	tail   string // the tail span's content as sent
@@ -282,17 +332,59 @@ func (s *Stream) startCode(fenced bool, lang string) []Op {
 	return append([]Op{{Replace, s.openID(), s.wrapper(s.codeFrame(c, "", true))}}, s.codeLines(false)...)
 }
 
-// codeFrame is the block's HTML around body, with the tail span when open.
+// codeFrame is the block's HTML around body (code HTML, as codeHTML
+// writes it) as chunkLines lays it out, with the tail span when open: at
+// the end of the code, in the last chunk when there are chunks.
 func (s *Stream) codeFrame(c *openCode, body string, open bool) string {
 	frame := Render("```" + c.lang + "\n")
 	if c.fence == nil {
 		frame = Render("```\n")
 	}
 	i := strings.LastIndex(frame, codeEnd)
+	c.lines = len(splitLines(body))
+	body = chunkLines(body)
 	if open {
-		body += `<span id="` + s.tailID() + `"></span>`
+		tail := `<span id="` + s.tailID() + `"></span>`
+		if c.lines > linesPerChunk {
+			body = strings.TrimSuffix(body, codeLinesEnd) + tail + codeLinesEnd
+		} else {
+			body += tail
+		}
 	}
 	return frame[:i] + body + frame[i:]
+}
+
+// addLines puts body, the HTML of complete lines, at the end of the open
+// block, as chunkLines would lay out the block so far. Up to
+// linesPerChunk lines they go before the tail; the line that passes it
+// has the block sent again in chunks (all gives its body so far, with
+// body); then lines go before the tail in the last chunk while it has
+// room, and in new chunks appended to the code element, the tail moved
+// into the last of them. The tail is then empty: the caller sends it.
+func (s *Stream) addLines(c *openCode, body string, all func() string) []Op {
+	lines := splitLines(body)
+	if c.lines+len(lines) <= linesPerChunk {
+		c.lines += len(lines)
+		return []Op{{Before, s.tailID(), body}}
+	}
+	if c.lines <= linesPerChunk {
+		c.tail = ""
+		return []Op{{Replace, s.openID(), s.wrapper(s.codeFrame(c, all(), true))}}
+	}
+	var ops []Op
+	if room := (linesPerChunk - c.lines%linesPerChunk) % linesPerChunk; room > 0 {
+		n := min(room, len(lines))
+		ops = append(ops, Op{Before, s.tailID(), strings.Join(lines[:n], "")})
+		c.lines += n
+		lines = lines[n:]
+	}
+	if len(lines) == 0 {
+		return ops
+	}
+	c.lines += len(lines)
+	c.tail = ""
+	chunks := strings.TrimSuffix(chunkLinesOf(lines), codeLinesEnd) + `<span id="` + s.tailID() + `"></span>` + codeLinesEnd
+	return append(ops, Op{Remove, s.tailID(), ""}, Op{AppendCode, s.openID(), chunks})
 }
 
 // codeLines puts the open code block's new complete lines on the page and
@@ -343,6 +435,8 @@ func (s *Stream) codeLines(final bool) []Op {
 		closed, after = true, len(src)
 	}
 	var ops []Op
+	// plainAll is the block's code so far as plain HTML, for addLines.
+	plainAll := func() string { return codeHTML(codeBlock{code: s.codeText(src[c.fence0():send])}) }
 	if send > c.next {
 		code := s.codeText(src[c.next:send])
 		switch {
@@ -362,7 +456,7 @@ func (s *Stream) codeLines(final bool) []Op {
 		case c.hl && !closed && c.size+len(code) <= plainMax && len(code) > liveHighlight:
 			c.size += len(code)
 			c.plain = true
-			ops = append(ops, Op{Before, s.tailID(), codeHTML(codeBlock{code: code})})
+			ops = append(ops, s.addLines(c, codeHTML(codeBlock{code: code}), plainAll)...)
 		case c.plain && !closed:
 			// Grown past plainMax: the block so far is highlighted once,
 			// so that closing it replaces no more than one frame's worth.
@@ -380,10 +474,12 @@ func (s *Stream) codeLines(final bool) []Op {
 			}
 			body := codeHTML(codeBlock{lang: lang, code: code})
 			c.size += len(code)
+			all := plainAll
 			if c.hl {
 				c.body.WriteString(body)
+				all = c.body.String
 			}
-			ops = append(ops, Op{Before, s.tailID(), body})
+			ops = append(ops, s.addLines(c, body, all)...)
 		}
 		c.next = send
 	}
@@ -414,6 +510,7 @@ func (s *Stream) codeLines(final bool) []Op {
 		}
 	}
 	s.code = nil
+	s.held += after - s.done
 	s.done = after
 	s.n++
 	s.open = ""

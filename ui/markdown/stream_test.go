@@ -141,7 +141,8 @@ func TestStreamSendsOnlyTheOpenBlock(t *testing.T) {
 }
 
 // A long code block is sent line by line: a frame carries its new lines,
-// not the block so far.
+// not the block so far, but for the one frame whose lines make it longer
+// than linesPerChunk, which sends it again in chunks.
 func TestStreamCodeBlockByLine(t *testing.T) {
 	var doc strings.Builder
 	doc.WriteString("Code:\n\n```go\n")
@@ -156,7 +157,7 @@ func TestStreamCodeBlockByLine(t *testing.T) {
 			src = strings.ReplaceAll(strings.ReplaceAll(text, "```go\n", ""), "```\n", "")
 		}
 		p := newPage(t, "m-p0")
-		largest := 0
+		largest, resent := 0, 0
 		for k := 16; k < len(src); k += 16 {
 			ops := p.s.Next(src[:k])
 			n := 0
@@ -164,7 +165,14 @@ func TestStreamCodeBlockByLine(t *testing.T) {
 				n += len(op.HTML)
 			}
 			if k > 200 && k < len(src)-200 {
-				largest = max(largest, n)
+				if n > 1000 {
+					resent++
+					if n > 40<<10 {
+						t.Fatalf("indented=%v: the block sent again in chunks took %d bytes", indented, n)
+					}
+				} else {
+					largest = max(largest, n)
+				}
 			}
 			p.apply(ops)
 		}
@@ -172,8 +180,11 @@ func TestStreamCodeBlockByLine(t *testing.T) {
 		if got, want := p.html(), normal(t, Render(src)); got != want {
 			t.Fatalf("indented=%v: the page differs from Render", indented)
 		}
-		if largest > 1000 {
-			t.Fatalf("indented=%v: a frame sent %d bytes for 16 new ones", indented, largest)
+		if resent != 1 {
+			t.Fatalf("indented=%v: %d frames sent more than 1000 bytes for 16 new ones, want the one that chunks the block", indented, resent)
+		}
+		if chunks := strings.Count(p.raw(), `class="code-lines"`); chunks != 2000/linesPerChunk {
+			t.Fatalf("indented=%v: %d chunks of lines, want %d", indented, chunks, 2000/linesPerChunk)
 		}
 	}
 }
@@ -325,8 +336,28 @@ func (p *page) apply(ops []Op) {
 			}
 		case Remove:
 			el.Parent.RemoveChild(el)
+		case AppendCode:
+			code := firstTag(el, "code")
+			if code == nil {
+				p.t.Fatalf("no code element in #%s for %+v", op.ID, op)
+			}
+			for _, n := range fragment(p.t, op.HTML) {
+				code.AppendChild(n)
+			}
 		}
 	}
+}
+
+func firstTag(n *html.Node, tag string) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.Data == tag {
+			return c
+		}
+		if found := firstTag(c, tag); found != nil {
+			return found
+		}
+	}
+	return nil
 }
 
 func byID(n *html.Node, id string) *html.Node {
@@ -358,7 +389,7 @@ func (p *page) html() string {
 	return normal(p.t, p.raw())
 }
 
-// normal re-serialises s with md-live and md-open wrappers unwrapped and
+// normal re-serialises s with md-live, md-chunk and md-open wrappers unwrapped and
 // adjacent text nodes merged.
 func normal(t testing.TB, s string) string {
 	t.Helper()
@@ -378,7 +409,7 @@ func unwrap(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		unwrap(c)
-		if c.Type == html.ElementNode && c.Data == "div" && hasClass(c, "md-live", "md-open") {
+		if c.Type == html.ElementNode && c.Data == "div" && hasClass(c, "md-live", "md-chunk", "md-open") {
 			for g := c.FirstChild; g != nil; {
 				gn := g.NextSibling
 				c.RemoveChild(g)
@@ -429,5 +460,101 @@ func BenchmarkStream(b *testing.B) {
 				s.Finish(c.text)
 			}
 		})
+	}
+}
+
+// A long text fills chunk after chunk (a code block may close one, a
+// reference restarts them); whatever the deltas, the page still ends as
+// Render of the whole, the finished blocks in chunks of about chunkMax.
+func TestStreamChunks(t *testing.T) {
+	var doc strings.Builder
+	for i := 0; doc.Len() < 6*chunkMax; i++ {
+		name := []string{"paragraphs", "fenced go", "table", "lists", "mixed", "indented code", "headings"}[i%7]
+		doc.WriteString(streamCorpus[name])
+		doc.WriteString("\n\n")
+	}
+	text := doc.String()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, step := range []int{1, 16, 700, 5000, 0} {
+		p := newPage(t, "m-p0")
+		for k := 0; k < len(text); {
+			if step == 0 {
+				k += 1 + r.IntN(3000)
+			} else {
+				k += step
+			}
+			p.apply(p.s.Next(text[:min(k, len(text))]))
+		}
+		p.apply(p.s.Finish(text))
+		if got, want := p.html(), normal(t, Render(text)); got != want {
+			t.Fatalf("step %d: the page differs from Render", step)
+		}
+		raw := p.raw()
+		chunks := strings.Count(raw, `class="md-chunk"`)
+		if chunks < 4 || chunks > 8 {
+			t.Fatalf("step %d: %d chunks for %d bytes", step, chunks, len(text))
+		}
+		if strings.Count(raw, `class="md-live"`) != 1 {
+			t.Fatalf("step %d: %d containers", step, strings.Count(raw, `class="md-live"`))
+		}
+	}
+	// A reference definition late in a long text starts it over whole.
+	p := newPage(t, "m-p0")
+	late := text + "Now [x].\n\n[x]: https://example.com\n"
+	for k := 0; k < len(late); k += 999 {
+		p.apply(p.s.Next(late[:k]))
+	}
+	p.apply(p.s.Finish(late))
+	if got, want := p.html(), normal(t, Render(late)); got != want {
+		t.Fatal("restarted: the page differs from Render")
+	}
+}
+
+// Long code blocks, highlighted or not, closed or left open at the end of
+// the text, with a token over the lines where one chunk of lines ends and
+// the next begins: at any deltas the page ends as Render shows it, which
+// puts their lines in chunks.
+func TestStreamLongCodeChunks(t *testing.T) {
+	var code strings.Builder
+	for i := range 350 {
+		if i == 98 {
+			code.WriteString("var s = `raw\nover\nthe\nchunk`\n")
+		}
+		fmt.Fprintf(&code, "\tx%03d := f(%d)\n", i, i)
+	}
+	indented := "    " + strings.ReplaceAll(strings.TrimSuffix(code.String(), "\n"), "\n", "\n    ") + "\n"
+	r := rand.New(rand.NewPCG(5, 6))
+	for name, doc := range map[string]string{
+		"go":        "Intro.\n\n```go\n" + code.String() + "```\n\nAfter.\n",
+		"plain":     "```\n" + code.String() + "```\n",
+		"open":      "```go\n" + strings.TrimSuffix(code.String(), "\n"),
+		"indented":  "Intro.\n\n" + indented + "\nAfter.\n",
+		"two lines": "```\n" + strings.Repeat("a\n", linesPerChunk) + "```\n\n```\n" + strings.Repeat("b\n", linesPerChunk+1) + "```\n",
+	} {
+		want := normal(t, Render(doc))
+		if !strings.Contains(Render(doc), `class="code-lines"`) {
+			t.Fatalf("%s: Render put no lines in chunks", name)
+		}
+		for _, step := range []int{1, 7, 64, 1000, 0} {
+			p := newPage(t, "m-p0")
+			for k := 0; k < len(doc); {
+				if step == 0 {
+					k += 1 + r.IntN(2500)
+				} else {
+					k += step
+				}
+				p.apply(p.s.Next(doc[:min(k, len(doc))]))
+			}
+			p.apply(p.s.Finish(doc))
+			if got := p.html(); got != want {
+				t.Fatalf("%s, step %d: the page differs from Render:\n got %s\nwant %s", name, step, got, want)
+			}
+		}
+	}
+	if got := chunkLines("a\nb\n"); got != "a\nb\n" {
+		t.Fatalf("a short block is chunked: %q", got)
+	}
+	if got := splitLines(`<span class="s">x` + "\n" + `</span>y` + "\n" + `z`); len(got) != 3 || got[0] != `<span class="s">x`+"\n</span>" {
+		t.Fatalf("splitLines: %q", got)
 	}
 }

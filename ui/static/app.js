@@ -3,6 +3,17 @@
 // server; Datastar patches it in.
 "use strict";
 
+// Flow control of the chat stream (ui/flow.go): a frame that carries much
+// ends by asking the page to acknowledge it, and the stream sends the next
+// one only then. The page answers once the frame is drawn (after the next
+// rendering, which a frame in requestAnimationFrame precedes), at once
+// when hidden, where nothing is drawn and animation frames wait.
+window.parleyAck = (url) => {
+  const send = () => fetch(url, { method: "POST" }).catch(() => {}); // a lost answer only delays the stream a little
+  if (document.hidden) send();
+  else requestAnimationFrame(() => setTimeout(send, 0));
+};
+
 // Keyboard: one keydown handler for the page. First the keys that belong to
 // where the focus is (Enter in a composer, arrows in a question), then the
 // shortcuts. The shortcuts are the rows of the ? overlay (#shortcuts, from
@@ -200,7 +211,10 @@ document.addEventListener("click", async (e) => {
       return;
     }
   } else {
-    const text = btn.closest(".code")?.querySelector("pre")?.innerText;
+    // The code's text, not its rendering: a long block's lines are in
+    // blocks of lines (ui/markdown's chunkLines), which innerText would
+    // part with blank lines.
+    const text = btn.closest(".code")?.querySelector("pre code")?.textContent;
     if (text === undefined) return;
     await copyText(text);
   }
@@ -230,6 +244,30 @@ function userTyping() {
   return !!text?.trim();
 }
 
+// addedMatching returns the elements matching selector among the nodes
+// that records added (and inside them), and, for attribute records, their
+// targets, in document order. Observers use it instead of searching the
+// whole document: its cost is that of what changed.
+function addedMatching(records, selector) {
+  const found = new Set();
+  for (const r of records) {
+    if (r.type === "attributes") {
+      if (r.target.matches?.(selector)) found.add(r.target);
+      continue;
+    }
+    for (const n of r.addedNodes) {
+      if (n.nodeType !== 1) continue;
+      if (n.matches(selector)) found.add(n);
+      for (const el of n.querySelectorAll(selector)) found.add(el);
+    }
+  }
+  return [...found].filter((el) => el.isConnected).sort(inDocumentOrder);
+}
+
+function inDocumentOrder(a, b) {
+  return a === b ? 0 : a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+}
+
 // The element that takes the focus in a waiting question, approval or plan.
 function waitingFocusTarget(item) {
   if (item.matches("[data-question]")) return item.querySelector(".q-option input, .q-option, textarea");
@@ -239,15 +277,20 @@ function waitingFocusTarget(item) {
 
 (() => {
   let seen = new Set();
-  new MutationObserver(() => {
-    for (const item of document.querySelectorAll("[data-question], [data-approval]")) {
-      if (seen.has(item.id)) continue;
-      seen.add(item.id);
-      if (userTyping()) continue; // the waiting pill leads back to it
-      waitingFocusTarget(item)?.focus({ preventScroll: true });
-      item.scrollIntoView({ block: "nearest" });
-    }
+  const take = (item) => {
+    if (seen.has(item.id)) return;
+    seen.add(item.id);
+    if (userTyping()) return; // the waiting pill leads back to it
+    waitingFocusTarget(item)?.focus({ preventScroll: true });
+    item.scrollIntoView({ block: "nearest" });
+  };
+  // Only what was added is looked at: a long reply's stream adds to a
+  // document of 100,000s of elements every frame, and a search of all of
+  // it each time was a tenth of the page's work (issue 12).
+  new MutationObserver((records) => {
+    for (const item of addedMatching(records, "[data-question], [data-approval]")) take(item);
   }).observe(document.documentElement, { childList: true, subtree: true });
+  addEventListener("DOMContentLoaded", () => document.querySelectorAll("[data-question], [data-approval]").forEach(take));
 })();
 
 // A waiting item stays reachable: while a question, approval or plan waits
@@ -259,11 +302,15 @@ function waitingFocusTarget(item) {
   const waiting = "#messages [data-question], #messages [data-approval], #messages .plan-pending[data-plan]";
   const minVisible = 40; // px of an item in view for it to count as seen
   let target = null;
+  // The items that may wait, kept from what the observer saw added or
+  // changed (see addedMatching), so a frame does not search the page.
+  let candidates = new Set();
   const update = () => {
     const pill = document.getElementById("waiting-pill");
     const el = document.getElementById("scroller");
     if (!pill || !el) return;
-    const items = document.querySelectorAll(waiting);
+    for (const c of candidates) if (!c.isConnected || !c.matches(waiting)) candidates.delete(c);
+    const items = [...candidates].sort(inDocumentOrder);
     target = null;
     let below = true;
     if (items.length) {
@@ -294,8 +341,16 @@ function waitingFocusTarget(item) {
       update();
     });
   };
-  new MutationObserver(updateSoon).observe(document.documentElement, {
-    childList: true, subtree: true, attributes: true, attributeFilter: ["class", "data-state", "hidden"],
+  new MutationObserver((records) => {
+    for (const c of addedMatching(records, waiting)) candidates.add(c);
+    updateSoon();
+  }).observe(document.documentElement, {
+    childList: true, subtree: true, attributes: true,
+    attributeFilter: ["class", "data-state", "hidden", "data-question", "data-approval", "data-plan"],
+  });
+  addEventListener("DOMContentLoaded", () => {
+    candidates = new Set(document.querySelectorAll(waiting));
+    updateSoon();
   });
   document.addEventListener("scroll", (e) => e.target.id === "scroller" && updateSoon(), true);
   addEventListener("resize", updateSoon);
@@ -348,10 +403,22 @@ function waitingFocusTarget(item) {
   // whole, so that a jump to a message or a page of older ones lands on
   // real heights, not estimates.
   const MANY = 150;
+  // The blocks of a reply being written are in chunks (ui/markdown's
+  // Stream); counted per chunk, as the chunks are few.
+  const liveBlocks = (live) => {
+    if (!live?.classList.contains("md-live")) return 0;
+    let n = 0;
+    for (const chunk of live.children) n += chunk.childElementCount;
+    return n;
+  };
+  // The bodies are found through the messages' children, not a search of
+  // #messages, which would visit every element of every reply each frame.
   const markMany = () => {
-    for (const body of document.querySelectorAll("#messages .msg-body:not(.md-many)")) {
-      const live = body.firstElementChild?.classList.contains("md-live") ? body.firstElementChild.childElementCount : 0;
-      if (body.childElementCount + live > MANY) body.classList.add("md-many");
+    for (const m of document.getElementById("messages")?.children || []) {
+      for (const body of m.children) {
+        if (!body.classList.contains("msg-body") || body.classList.contains("md-many")) continue;
+        if (body.childElementCount + liveBlocks(body.firstElementChild) > MANY) body.classList.add("md-many");
+      }
     }
   };
   const follow = () => {
@@ -508,8 +575,11 @@ function waitingFocusTarget(item) {
     const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), ss = String(s % 60).padStart(2, "0");
     return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
   };
+  // A clock is a child of a message (MessageView): looking there, not in
+  // the whole page, keeps a tick cheap beside a reply of 100,000s of elements.
+  const clocks = () => [...document.getElementById("messages")?.children || []].flatMap((m) => [...m.children].filter((c) => c.dataset.waitingSince));
   const tick = () => {
-    for (const el of document.querySelectorAll("[data-waiting-since]")) {
+    for (const el of clocks()) {
       const out = el.querySelector("[data-wait-clock]");
       const text = clock(Date.now() - Number(el.dataset.waitingSince));
       if (out && out.textContent !== text) out.textContent = text;

@@ -1,0 +1,76 @@
+package ui_test
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"parley/agentcore/scripted"
+)
+
+// A reply far larger than a frame reaches the page a pace at a time, each
+// large frame asking the page to acknowledge it. A page that answers gets
+// the next frame at once; one that never answers still gets the whole
+// reply, each frame after ackTimeout: a lost answer never stalls a stream.
+func TestStreamFlowControl(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 40<<10; i++ {
+		fmt.Fprintf(&b, "Paragraph %d, long enough to be a line of a real reply.\n\n", i)
+	}
+	text := b.String()
+	ackURL := regexp.MustCompile(`parleyAck\(([^)]*)\)`)
+	for _, answer := range []bool{true, false} {
+		t.Run(fmt.Sprintf("answer=%v", answer), func(t *testing.T) {
+			e := newAPIEnv(t)
+			th := e.thread()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			lines := make(chan streamLine, 4096)
+			e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
+			e.model.Push(scripted.Reply{Text: text})
+			start := time.Now()
+			if code, body := e.post("/t/"+th+"/send", `{"draft":"go"}`); code != 200 {
+				t.Fatalf("send: %d %s", code, body)
+			}
+			asked := 0
+			deadline := time.After(30 * time.Second)
+			for {
+				select {
+				case l := <-lines:
+					if m := ackURL.FindStringSubmatch(l.text); m != nil {
+						asked++
+						if answer {
+							var u string
+							if _, err := fmt.Sscanf(html.UnescapeString(m[1]), "%q", &u); err != nil {
+								t.Fatalf("ack url %s: %v", m[1], err)
+							}
+							if code, _ := e.post(u, ""); code != 204 {
+								t.Fatalf("ack: %d", code)
+							}
+						}
+					}
+					if strings.Contains(l.text, "msg-assistant status-complete") {
+						took := time.Since(start)
+						if asked < 3 {
+							t.Fatalf("%d frames asked for an answer, want one per paced frame", asked)
+						}
+						t.Logf("%d frames asked; complete after %v", asked, took)
+						if answer && took > time.Duration(asked)*ackTimeout/2 {
+							t.Fatalf("answered frames took %v: the stream waited for timeouts", took)
+						}
+						return
+					}
+				case <-deadline:
+					t.Fatalf("the reply was not complete after 30 s (%d frames asked)", asked)
+				}
+			}
+		})
+	}
+}
+
+// ackTimeout is ui's (flow.go).
+const ackTimeout = 500 * time.Millisecond

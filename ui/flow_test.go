@@ -1,0 +1,79 @@
+package ui
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// A frame that waits for the page's answer waits ackTimeout at most: a
+// lost answer never stalls the stream. An answer to an older frame does
+// not end the wait for a newer one; a newer answer does.
+func TestGateLostAckDoesNotStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGate()
+		defer g.stop()
+		if g.waiting || g.expired() != nil {
+			t.Fatal("a new gate waits")
+		}
+		n := g.ask()
+		start := time.Now()
+		select {
+		case <-g.expired():
+			g.timedOut()
+		case <-time.After(time.Minute):
+			t.Fatal("no timeout")
+		}
+		if waited := time.Since(start); waited != ackTimeout || g.waiting {
+			t.Fatalf("waited %v (waiting %v), want %v", waited, g.waiting, ackTimeout)
+		}
+
+		m := g.ask()
+		if m != n+1 {
+			t.Fatalf("frames %d then %d", n, m)
+		}
+		g.acked(n) // late answer to the frame before
+		if !g.waiting {
+			t.Fatal("an old frame's answer ended the wait")
+		}
+		g.deliver(m)
+		g.acked(<-g.acks)
+		if g.waiting || g.expired() != nil {
+			t.Fatal("the answer did not end the wait")
+		}
+	})
+}
+
+// deliver never blocks, and keeps the newest answer.
+func TestGateDeliverKeepsNewest(t *testing.T) {
+	g := newGate()
+	for _, n := range []uint64{3, 7, 5} {
+		g.deliver(n)
+	}
+	if got := <-g.acks; got != 7 {
+		t.Fatalf("got %d, want 7", got)
+	}
+}
+
+// POST /t/{id}/ack hands the answer to the stream with the token; one for
+// a stream that is gone is no error, a malformed one is.
+func TestAckHandler(t *testing.T) {
+	s := testServer(t, nil)
+	h := s.Handler()
+	g := newGate()
+	s.gates.Store(g.token, g)
+	hdr := map[string]string{"Origin": "http://127.0.0.1:7777"}
+	if w := do(h, "POST", "/t/x/ack?s="+g.token+"&n=4", hdr); w.Code != http.StatusNoContent {
+		t.Fatalf("ack: %d %s", w.Code, w.Body)
+	}
+	if got := <-g.acks; got != 4 {
+		t.Fatalf("delivered %d", got)
+	}
+	if w := do(h, "POST", "/t/x/ack?s=gone&n=4", hdr); w.Code != http.StatusNoContent {
+		t.Fatalf("ack of an ended stream: %d", w.Code)
+	}
+	if w := do(h, "POST", "/t/x/ack?s="+g.token+"&n=x", hdr); w.Code != http.StatusBadRequest {
+		t.Fatalf("bad ack: %d", w.Code)
+	}
+}
