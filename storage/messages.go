@@ -247,7 +247,7 @@ func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.Mes
 	if q.Last && q.Limit > 0 {
 		// The last Limit, still returned in ascending order.
 		query = `SELECT * FROM (SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
-			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY 4`
+			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY seq`
 	}
 	before := int64(math.MaxInt64)
 	if q.BeforeSeq > 0 {

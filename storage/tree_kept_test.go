@@ -85,6 +85,17 @@ func TestTreeKeptBranch(t *testing.T) {
 	}
 	o.switchTo(r2.ID)
 	o.shows("u1 r2 r3")
+
+	// A deleted chat takes its rows of the narrow tables with it.
+	o.switchTo(r1b.ID)
+	if err := db.DeleteThread(ctx, o.th); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := db.reader.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM active_path) + (SELECT count(*) FROM left_path)
+		+ (SELECT count(*) FROM branch_leaf)`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d rows of the tree's tables after the chat was deleted (%v)", left, err)
+	}
 }
 
 // Random appends, rewinds and switches against a model of the contract:

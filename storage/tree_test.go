@@ -561,7 +561,7 @@ func TestTreeQueryPlans(t *testing.T) {
 		args        []any
 	}{
 		{"page", `SELECT * FROM (SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
-			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY 4`,
+			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY seq`,
 			[]string{"SEARCH a USING PRIMARY KEY (thread_id=? AND seq>? AND seq<?)", "SEARCH messages USING INTEGER PRIMARY KEY"},
 			[]any{"t", 0, 100, 50}},
 		{"message", `SELECT ` + messageCols + ` FROM messages WHERE id = ?`,
