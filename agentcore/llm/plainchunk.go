@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,66 +35,32 @@ func readPlain(data []byte, kind sdkStream) (p plainPiece, ok bool) {
 	if !gjson.ValidBytes(data) {
 		return p, false
 	}
-	top := gjson.ParseBytes(data)
-	if !top.IsObject() {
+	top, ok := members(gjson.ParseBytes(data), nil, "choices", "usage")
+	if !ok {
 		return p, false
 	}
-	var choices, usage gjson.Result
-	dup := false
-	top.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "choices":
-			dup = dup || choices.Exists()
-			choices = v
-		case "usage":
-			dup = dup || usage.Exists()
-			usage = v
-		}
-		return true
-	})
-	if dup || usage.Exists() && usage.Type != gjson.Null || !choices.IsArray() {
+	choices, usage := top[0], top[1]
+	if usage.Exists() && usage.Type != gjson.Null || !choices.IsArray() {
 		return p, false
 	}
 	list := choices.Array()
-	if len(list) != 1 || !list[0].IsObject() {
+	if len(list) != 1 {
 		return p, false
 	}
-	var index, finish, delta gjson.Result
-	list[0].ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "index":
-			dup = dup || index.Exists()
-			index = v
-		case "finish_reason":
-			dup = dup || finish.Exists()
-			finish = v
-		case "delta":
-			dup = dup || delta.Exists()
-			delta = v
-		}
-		return true
-	})
-	if dup || index.Exists() && !isInt(index, 0) || finish.Exists() && finish.Type != gjson.Null || !delta.IsObject() {
+	choice, ok := members(list[0], nil, "index", "finish_reason", "delta")
+	if !ok {
 		return p, false
 	}
-	var content, calls gjson.Result
-	plain := true
-	delta.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "content":
-			dup = dup || content.Exists()
-			content = v
-		case "tool_calls":
-			dup = dup || calls.Exists()
-			calls = v
-		default:
-			plain = otherMemberIsInert(kind, k.Str, v)
-		}
-		return plain
-	})
-	if !plain || dup {
+	index, finish := choice[0], choice[1]
+	if index.Exists() && !isInt(index, 0) || finish.Exists() && finish.Type != gjson.Null {
 		return p, false
 	}
+	// Of the delta, what the kind's hooks read must not be there.
+	delta, ok := members(choice[2], func(name string, v gjson.Result) bool { return otherMemberIsInert(kind, name, v) }, "content", "tool_calls")
+	if !ok {
+		return p, false
+	}
+	content, calls := delta[0], delta[1]
 	hasText := content.Exists() && content.Type != gjson.Null
 	hasCalls := calls.Exists() && calls.Type != gjson.Null
 	switch {
@@ -116,45 +83,50 @@ func readCallPiece(calls gjson.Result) (p plainPiece, ok bool) {
 		return p, false
 	}
 	list := calls.Array()
-	if len(list) != 1 || !list[0].IsObject() {
+	if len(list) != 1 {
 		return p, false
 	}
-	var index, function gjson.Result
-	dup := false
-	list[0].ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "index":
-			dup = dup || index.Exists()
-			index = v
-		case "function":
-			dup = dup || function.Exists()
-			function = v
-		}
-		return true
-	})
-	if dup || !function.IsObject() {
+	call, ok := members(list[0], nil, "index", "function")
+	if !ok {
 		return p, false
 	}
-	var args gjson.Result
-	function.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "arguments" {
-			dup = dup || args.Exists()
-			args = v
-		}
-		return true
-	})
+	function, ok := members(call[1], nil, "arguments")
+	if !ok || function[0].Type != gjson.String {
+		return p, false
+	}
 	at := int64(0) // an absent index is 0, as the SDK reads it
-	if index.Exists() {
+	if index := call[0]; index.Exists() {
 		n, err := strconv.ParseInt(index.Raw, 10, 64)
 		if err != nil || n < 0 {
 			return p, false
 		}
 		at = n
 	}
-	if dup || args.Type != gjson.String {
-		return p, false
+	return plainPiece{text: function[0].Str, call: at}, true
+}
+
+// members reads the members of obj named names, in that order (a missing
+// one does not Exist). ok is false when obj is not an object, names one of
+// them twice (the SDK's decoder and a hook could then read different
+// ones), or has another member other refuses (nil: any other is fine).
+func members(obj gjson.Result, other func(name string, v gjson.Result) bool, names ...string) (vals []gjson.Result, ok bool) {
+	if !obj.IsObject() {
+		return nil, false
 	}
-	return plainPiece{text: args.Str, call: at}, true
+	vals, ok = make([]gjson.Result, len(names)), true
+	obj.ForEach(func(k, v gjson.Result) bool {
+		i := slices.Index(names, k.Str)
+		switch {
+		case i >= 0 && vals[i].Exists():
+			ok = false
+		case i >= 0:
+			vals[i] = v
+		case other != nil:
+			ok = other(k.Str, v)
+		}
+		return ok
+	})
+	return vals, ok
 }
 
 // otherMemberIsInert says a delta member other than content and
