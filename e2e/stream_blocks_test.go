@@ -117,3 +117,64 @@ func TestStreamedReplyEqualsReload(t *testing.T) {
 func around(s string, at int) string {
 	return s[max(0, at-200):min(len(s), at+200)]
 }
+
+// A long reply streamed has its finished blocks in chunks, each full one
+// laid out on its own (content-visibility: auto, which keeps its margins
+// inside it): every block sits where it does when the reply is rendered
+// whole (a reload), whether the text begins the reply (its first chunk is
+// contained too) or follows another block.
+func TestStreamedChunksLayOutAsBlocks(t *testing.T) {
+	p := startParley(t)
+	text := "Intro paragraph.\n\n" + markdownText(100<<10) + "\n\n- a list\n- at the end\n"
+	for _, c := range []struct{ name, text string }{{"first", text}, {"after a block", "```\nx\n```\n\n" + text}} {
+		id := p.newThread()
+		p.Model.Push(scripted.Reply{Text: c.text, ChunkSize: 512, Delay: time.Millisecond})
+		pg := p.page("/t/" + id)
+		pg.MustElement("#draft").MustInput("go")
+		pg.Keyboard.MustType(input.Enter)
+		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+		chunks := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-chunk')].map(c => getComputedStyle(c).contentVisibility)`).Arr()
+		contained := 0
+		for _, cv := range chunks {
+			if cv.String() == "auto" {
+				contained++
+			}
+		}
+		if len(chunks) < 5 || contained < len(chunks)-2 {
+			t.Fatalf("%s: %d chunks, %d of them contained", c.name, len(chunks), contained)
+		}
+		streamed := pg.MustEval(blockTops, true).Arr()
+		pg.MustReload()
+		pg.MustWaitLoad()
+		waitJS(t, pg, `() => document.readyState === 'complete' && document.querySelector('#messages .msg-assistant .msg-body') !== null`)
+		whole := pg.MustEval(blockTops, false).Arr()
+		if len(streamed) != len(whole) {
+			t.Fatalf("%s: %d blocks streamed, %d reloaded", c.name, len(streamed), len(whole))
+		}
+		for i := range whole {
+			if d := streamed[i].Num() - whole[i].Num(); d > 0.01 || d < -0.01 {
+				t.Fatalf("%s: block %d of %d is at %.2f px streamed, %.2f px reloaded", c.name, i, len(whole), streamed[i].Num(), whole[i].Num())
+			}
+		}
+		pg.MustClose()
+	}
+}
+
+// blockTops lists where the reply's blocks begin in its body, and the
+// body's height, with every block laid out (contained: the chunks that
+// content-visibility contains are contained as it contains those shown).
+const blockTops = `async (contained) => {
+	await document.fonts.ready;
+	const body = document.querySelector('#messages .msg-assistant .msg-body');
+	const st = document.createElement('style');
+	st.textContent = '#messages * { content-visibility: visible !important }';
+	document.head.append(st);
+	const chunks = contained ? [...body.querySelectorAll('.md-chunk')].filter(c => getComputedStyle(c).contentVisibility === 'auto') : [];
+	for (const c of chunks) c.style.contain = 'layout paint style';
+	await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+	const top = body.getBoundingClientRect().top;
+	const tops = [...body.querySelectorAll('h2, p, li, table, .code')].map(e => e.getBoundingClientRect().top - top).concat([body.getBoundingClientRect().height]);
+	for (const c of chunks) c.style.contain = '';
+	st.remove();
+	return tops;
+}`

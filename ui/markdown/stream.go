@@ -31,7 +31,7 @@ import (
 // before the open wrapper; only the open block (the paragraph, list,
 // table or quote still being written) is rendered again and replaces the
 // wrapper. Once a chunk holds chunkMax of source, the open wrapper moves
-// on to a new one: the finished blocks of a long reply are then a few
+// on to a new one at the next heading (finish): the finished blocks of a long reply are then a few
 // hundred boxes deep instead of thousands side by side, so the browser's
 // style, layout-tree and layout passes over a growing reply (each walks
 // the children of a box with a dirty child) stay the size of a chunk. An open code block goes line by line: its
@@ -93,10 +93,11 @@ func (s *Stream) container(open string) string {
 }
 
 // chunkMax is the source a chunk holds before the open wrapper moves on
-// to a new one: some 40 blocks (1,000 elements) of a typical reply. A
-// chunk that fills stops being display: contents, and the browser makes
-// its boxes again once, so chunks should be small; each is also a child
-// that every frame's style and layout pass walks past, so not tiny.
+// to a new one, at the next heading (finish): some 40 blocks (1,000
+// elements) of a typical reply. A chunk that fills stops being display:
+// contents, and the browser makes its boxes again once, so chunks should
+// be small; each is also a child that every frame's style and layout pass
+// walks past, so not tiny.
 const chunkMax = 8 << 10
 
 // chunkHTML is a new chunk holding the open wrapper with open.
@@ -104,23 +105,53 @@ func (s *Stream) chunkHTML(open string) string {
 	return `<div class="md-chunk" id="` + s.chunkID() + `">` + s.wrapper(open) + `</div>`
 }
 
-// finish inserts finished, the HTML of the next n bytes of source, before
-// the open wrapper, or, when its chunk is full, in place of the wrapper,
-// closing the chunk and starting a new one with an empty open wrapper.
-func (s *Stream) finish(finished string, n int) []Op {
-	s.done += n
-	if s.held < chunkMax {
-		s.held += n
-		if finished == "" {
-			return nil
+// finish puts the finished blocks tail[:b] (complete is tail's complete
+// lines, doc their parse) on the page before the open wrapper. Once the
+// chunk holds chunkMax, a top-level heading of level 1 to 3 among them, or
+// the open block at b when it is one, begins a new chunk, which takes the
+// blocks from there and the open wrapper (emptied: the caller sends it).
+//
+// Chunks begin only with such a heading so that a full chunk can be laid
+// out on its own (app.css gives it content-visibility: auto, which keeps
+// its margins inside it) and still look the same: the heading's top
+// margin is larger than the bottom margin of any block before it, so the
+// space between them is the heading's either way.
+func (s *Stream) finish(tail, complete string, doc ast.Node, b int) []Op {
+	split := -1
+	if s.held+b >= chunkMax {
+		for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+			h, ok := n.(*ast.Heading)
+			if !ok || h.Level > 3 || n.Pos() < 0 {
+				continue
+			}
+			at := lineStart(complete, n.Pos())
+			if at > b {
+				break
+			}
+			if s.held+at >= chunkMax {
+				split = at
+				break
+			}
 		}
-		return []Op{{Before, s.openID(), finished}}
+	}
+	s.done += b
+	if split < 0 {
+		s.held += b
+		if finished := Render(tail[:b]); finished != "" {
+			return []Op{{Before, s.openID(), finished}}
+		}
+		return nil
+	}
+	var ops []Op
+	if finished := Render(tail[:split]); finished != "" {
+		ops = append(ops, Op{Before, s.openID(), finished})
 	}
 	full, open := s.chunkID(), s.openID()
-	s.held, s.open = n, ""
+	s.held, s.open = b-split, ""
 	s.chunk++
 	s.n++
-	return []Op{{Replace, open, finished}, {After, full, s.chunkHTML("")}}
+	return append(ops, Op{Remove, open, ""}, Op{After, full,
+		`<div class="md-chunk" id="` + s.chunkID() + `">` + Render(tail[split:b]) + s.wrapper("") + `</div>`})
 }
 
 func (s *Stream) chunkID() string { return s.id + "-c" + strconv.Itoa(s.chunk) }
@@ -170,7 +201,7 @@ func (s *Stream) Next(text string) []Op {
 		// Everything before the last block is finished (before the first
 		// block there are only blank lines, which render as nothing).
 		if b := lineStart(complete, last.Pos()); b > 0 {
-			ops = append(ops, s.finish(Render(tail[:b]), b)...)
+			ops = append(ops, s.finish(tail, complete, doc, b)...)
 			tail = tail[b:]
 		}
 		if isCode(last) && last.Pos() >= 0 {

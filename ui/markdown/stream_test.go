@@ -3,6 +3,7 @@ package markdown
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -463,6 +464,10 @@ func BenchmarkStream(b *testing.B) {
 	}
 }
 
+// chunkStart finds a chunk's number and what begins it (inside an open
+// wrapper, when that is first).
+var chunkStart = regexp.MustCompile(`class="md-chunk" id="m-p0-c(\d+)">(?:<div class="md-open" id="[^"]*">)?\s*(<[a-z0-9]+)`)
+
 // A long text fills chunk after chunk (a code block may close one, a
 // reference restarts them); whatever the deltas, the page still ends as
 // Render of the whole, the finished blocks in chunks of about chunkMax.
@@ -496,6 +501,17 @@ func TestStreamChunks(t *testing.T) {
 		}
 		if strings.Count(raw, `class="md-live"`) != 1 {
 			t.Fatalf("step %d: %d containers", step, strings.Count(raw, `class="md-live"`))
+		}
+		// Every chunk but the first begins with a heading of level 1 to 3
+		// (app.css lays a full chunk out on its own).
+		starts := chunkStart.FindAllStringSubmatch(raw, -1)
+		if len(starts) != chunks {
+			t.Fatalf("step %d: %d chunk starts found of %d", step, len(starts), chunks)
+		}
+		for _, m := range starts {
+			if m[1] != "0" && !strings.HasPrefix(m[2], "<h1") && !strings.HasPrefix(m[2], "<h2") && !strings.HasPrefix(m[2], "<h3") {
+				t.Fatalf("step %d: chunk %s begins with %q", step, m[1], m[2])
+			}
 		}
 	}
 	// A reference definition late in a long text starts it over whole.
