@@ -189,6 +189,11 @@ type StreamOptions struct {
 	// each call (Mastra's modelSettings).
 	Temperature     *float64
 	MaxOutputTokens int64
+	TopP            *float64
+	// Thinking is the chat's thinking level ("": the model's default).
+	Thinking llm.Thinking
+	// ProviderOptions are Mastra's providerOptions, per provider.
+	ProviderOptions llm.ProviderOptions
 	// Signals, when set, are messages sent to the run while it goes: each
 	// model input starts with those delivered since the last one, and a
 	// run that would end reads the late ones first.

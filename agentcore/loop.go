@@ -185,7 +185,8 @@ func (r *run) loop(ctx context.Context, model llm.Model, prompt []llm.Message, f
 			return
 		}
 		out := r.step(ctx, model, llm.Request{Messages: input, Tools: specs, ToolChoice: string(r.opts.ToolChoice),
-			Temperature: r.opts.Temperature, MaxOutputTokens: r.opts.MaxOutputTokens}, step)
+			Temperature: r.opts.Temperature, MaxOutputTokens: r.opts.MaxOutputTokens, TopP: r.opts.TopP,
+			CacheKey: r.opts.ThreadID, Thinking: r.opts.Thinking, Options: r.opts.ProviderOptions}, step)
 		if r.gone {
 			return
 		}
@@ -829,13 +830,14 @@ func stepMessages(text string, calls []*call, results []toolResult) []llm.Messag
 }
 
 func usageOf(u llm.Usage) Usage {
-	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedTokens}
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedTokens,
+		CacheWriteTokens: u.CacheWriteTokens}
 }
 
 func addUsage(a, b Usage) Usage {
 	return Usage{
 		InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
 		TotalTokens: a.TotalTokens + b.TotalTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
-		CachedTokens: a.CachedTokens + b.CachedTokens,
+		CachedTokens: a.CachedTokens + b.CachedTokens, CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens,
 	}
 }

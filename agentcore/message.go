@@ -203,4 +203,8 @@ type Usage struct {
 	TotalTokens     int64 `json:"totalTokens"`
 	ReasoningTokens int64 `json:"reasoningTokens,omitempty"`
 	CachedTokens    int64 `json:"cachedInputTokens,omitempty"`
+	// CacheWriteTokens were written to the provider's prompt cache
+	// (Anthropic bills them above the input price); like CachedTokens they
+	// are not in InputTokens.
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"parley/agentcore/llm"
 )
 
 const (
@@ -211,9 +213,12 @@ type RunOptions struct {
 	// Instructions, when set, replace the agent's own (a mode's rules
 	// still follow them).
 	Instructions Instructions
-	// Temperature and MaxOutputTokens go to the model when set.
+	// Temperature, MaxOutputTokens and TopP go to the model when set.
 	Temperature     *float64
 	MaxOutputTokens int64
+	TopP            *float64
+	// ProviderOptions (Mastra's) win over the chat's thinking level.
+	ProviderOptions llm.ProviderOptions
 }
 
 // apply adjusts opts, which the chat's settings have already shaped.
@@ -229,6 +234,12 @@ func (o RunOptions) apply(opts *StreamOptions) {
 	}
 	if o.MaxOutputTokens > 0 {
 		opts.MaxOutputTokens = o.MaxOutputTokens
+	}
+	if o.TopP != nil {
+		opts.TopP = o.TopP
+	}
+	if o.ProviderOptions != (llm.ProviderOptions{}) {
+		opts.ProviderOptions = o.ProviderOptions
 	}
 	if o.ToolChoice != "" {
 		opts.ToolChoice = o.ToolChoice

@@ -11,7 +11,7 @@ import (
 //
 //	"usage":         Usage, summed over every model call of every run that
 //	                 wrote the reply (a resumed run adds to it)
-//	"contextTokens": input + cached + output tokens of the reply's last model
+//	"contextTokens": input + cached + cache-write + output tokens of the reply's last model
 //	                 call: how much of the context window the conversation
 //	                 filled when the model last saw it, plus its answer
 const (
@@ -26,7 +26,9 @@ func (u Usage) Add(o Usage) Usage { return addUsage(u, o) }
 func (u Usage) IsZero() bool { return u == Usage{} }
 
 // contextTokens is the context a model call filled, plus its answer.
-func (u Usage) contextTokens() int64 { return u.InputTokens + u.CachedTokens + u.OutputTokens }
+func (u Usage) contextTokens() int64 {
+	return u.InputTokens + u.CachedTokens + u.CacheWriteTokens + u.OutputTokens
+}
 
 // MessageUsage is the usage a reply recorded; ok is false when it has none
 // (user messages, replies from before usage was kept, imported chats).

@@ -21,13 +21,14 @@ import (
 // else its run's; numbers are cast so that an odd value cannot fail the
 // STRICT table.
 func usageSet(md string) string {
-	return `(usage_model, input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_tokens, context_tokens) = (
+	return `(usage_model, input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_tokens, cache_write_tokens, context_tokens) = (
 		SELECT iif(a, iif(md ->> '$.usage' IS NULL, NULL, coalesce(md ->> '$.model', (SELECT model FROM runs WHERE id = messages.run_id), '')), messages.usage_model),
 			iif(a, iif(md ->> '$.usage' IS NULL, NULL, coalesce(CAST(md ->> '$.usage.inputTokens' AS INTEGER), 0)), messages.input_tokens),
 			iif(a, CAST(md ->> '$.usage.outputTokens' AS INTEGER), messages.output_tokens),
 			iif(a, CAST(md ->> '$.usage.totalTokens' AS INTEGER), messages.total_tokens),
 			iif(a, CAST(md ->> '$.usage.reasoningTokens' AS INTEGER), messages.reasoning_tokens),
 			iif(a, CAST(md ->> '$.usage.cachedInputTokens' AS INTEGER), messages.cached_tokens),
+			iif(a, CAST(md ->> '$.usage.cacheWriteTokens' AS INTEGER), messages.cache_write_tokens),
 			iif(a, CAST(md ->> '$.contextTokens' AS INTEGER), messages.context_tokens)
 		FROM (SELECT ` + md + ` AS md, messages.role = 'assistant' AS a))`
 }

@@ -17,13 +17,13 @@ const contextLookback = 50
 // agentcore.MetaUsage), per model, and finds the latest context fill. The
 // sums count the replies of every branch, each of which was paid for; the
 // context fill is the active branch's, the conversation the model reads. It
-// reads the columns migration 0006 keeps, so a reply still streaming counts
+// reads the columns migrations 0006 and 0016 keep, so a reply still streaming counts
 // once it ends. An unknown thread has no usage.
 func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.ThreadUsage, error) {
 	out := agentcore.ThreadUsage{ByModel: map[string]agentcore.Usage{}}
 	rows, err := db.reader.QueryContext(ctx, `SELECT usage_model, count(*), sum(input_tokens),
 			sum(coalesce(output_tokens, 0)), sum(coalesce(total_tokens, 0)),
-			sum(coalesce(reasoning_tokens, 0)), sum(coalesce(cached_tokens, 0))
+			sum(coalesce(reasoning_tokens, 0)), sum(coalesce(cached_tokens, 0)), sum(coalesce(cache_write_tokens, 0))
 		FROM messages INDEXED BY messages_usage
 		WHERE thread_id = ? AND input_tokens IS NOT NULL
 		GROUP BY usage_model`, threadID)
@@ -36,7 +36,7 @@ func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.Threa
 		var n int
 		var u agentcore.Usage
 		if err := rows.Scan(&model, &n, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.ReasoningTokens,
-			&u.CachedTokens); err != nil {
+			&u.CachedTokens, &u.CacheWriteTokens); err != nil {
 			return out, fmt.Errorf("usage of thread %s: %w", threadID, err)
 		}
 		out.ByModel[model] = u

@@ -19,10 +19,10 @@ func messageUsage(c agentcore.Content, model string) *components.Usage {
 	if !ok || u.IsZero() {
 		return nil
 	}
-	v := &components.Usage{In: tokens(u.InputTokens + u.CachedTokens), Out: tokens(u.OutputTokens)}
+	v := &components.Usage{In: tokens(u.InputTokens + u.CachedTokens + u.CacheWriteTokens), Out: tokens(u.OutputTokens)}
 	detail := []string{usageDetail(u)}
 	if info, ok := llm.Lookup(model); ok {
-		if usd, ok := info.Cost(u.InputTokens, u.CachedTokens, u.OutputTokens); ok {
+		if usd, ok := info.Cost(u.InputTokens, u.CachedTokens, u.CacheWriteTokens, u.OutputTokens); ok {
 			v.Cost = money(usd)
 			detail = append(detail, v.Cost+" at "+model+" list prices")
 		}
@@ -49,7 +49,7 @@ func (s *Server) threadUsage(ctx context.Context, t agentcore.Thread) components
 func usageView(tu agentcore.ThreadUsage, model string) components.ThreadUsage {
 	total := tu.Total()
 	v := components.ThreadUsage{Tokens: tu.Replies > 0 && !total.IsZero(),
-		In: tokens(total.InputTokens + total.CachedTokens), Out: tokens(total.OutputTokens)}
+		In: tokens(total.InputTokens + total.CachedTokens + total.CacheWriteTokens), Out: tokens(total.OutputTokens)}
 	var detail []string
 	if v.Tokens {
 		detail = append(detail, fmt.Sprintf("This chat: %s over %d %s", usageDetail(total), tu.Replies, plural(tu.Replies, "reply", "replies")))
@@ -63,7 +63,7 @@ func usageView(tu agentcore.ThreadUsage, model string) components.ThreadUsage {
 	for _, m := range sortedKeys(tu.ByModel) {
 		u := tu.ByModel[m]
 		if info, ok := llm.Lookup(m); ok {
-			if c, ok := info.Cost(u.InputTokens, u.CachedTokens, u.OutputTokens); ok {
+			if c, ok := info.Cost(u.InputTokens, u.CachedTokens, u.CacheWriteTokens, u.OutputTokens); ok {
 				usd += c
 				priced = append(priced, m)
 				continue
@@ -97,9 +97,16 @@ func usageView(tu agentcore.ThreadUsage, model string) components.ThreadUsage {
 
 // usageDetail is every count of u, for a tooltip.
 func usageDetail(u agentcore.Usage) string {
-	s := grouped(u.InputTokens+u.CachedTokens) + " input tokens"
+	s := grouped(u.InputTokens+u.CachedTokens+u.CacheWriteTokens) + " input tokens"
+	var cache []string
 	if u.CachedTokens > 0 {
-		s += " (" + grouped(u.CachedTokens) + " from cache)"
+		cache = append(cache, grouped(u.CachedTokens)+" read from cache")
+	}
+	if u.CacheWriteTokens > 0 {
+		cache = append(cache, grouped(u.CacheWriteTokens)+" written to cache")
+	}
+	if len(cache) > 0 {
+		s += " (" + strings.Join(cache, ", ") + ")"
 	}
 	s += ", " + grouped(u.OutputTokens) + " output"
 	if u.ReasoningTokens > 0 {

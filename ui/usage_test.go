@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	"parley/agentcore"
@@ -61,12 +62,33 @@ func TestMessageUsage(t *testing.T) {
 	if u == nil || u.In != "2.5k" || u.Out != "100" || u.Cost != "$0.0066" {
 		t.Fatalf("%+v", u)
 	}
-	want := "2,500 input tokens (500 from cache), 100 output (40 reasoning) · $0.0066 at openai/gpt-4o list prices"
+	want := "2,500 input tokens (500 read from cache), 100 output (40 reasoning) · $0.0066 at openai/gpt-4o list prices"
 	if u.Detail != want {
 		t.Fatalf("detail %q\n want %q", u.Detail, want)
 	}
-	if u := messageUsage(c, "openai-compatible/x"); u.Cost != "" || u.Detail != "2,500 input tokens (500 from cache), 100 output (40 reasoning) · no price known for openai-compatible/x" {
+	if u := messageUsage(c, "openai-compatible/x"); u.Cost != "" || u.Detail != "2,500 input tokens (500 read from cache), 100 output (40 reasoning) · no price known for openai-compatible/x" {
 		t.Fatalf("unpriced: %+v", u)
+	}
+}
+
+// A Claude reply's cache reads and writes show apart and are priced at the
+// catalog's cached and cache-write prices; the chat's total sums them.
+func TestMessageUsageWithCacheWrites(t *testing.T) {
+	c := agentcore.TextContent("x")
+	c.Metadata = map[string]any{agentcore.MetaUsage: map[string]any{"inputTokens": 1000.0, "cachedInputTokens": 20000.0,
+		"cacheWriteTokens": 4000.0, "outputTokens": 500.0}}
+	u := messageUsage(c, "anthropic/claude-sonnet-4-5")
+	// 1000 × $3 + 20000 × $0.30 + 4000 × $3.75 + 500 × $15, per million = $0.0315.
+	if u == nil || u.In != "25k" || u.Cost != "$0.032" {
+		t.Fatalf("%+v", u)
+	}
+	if want := "25,000 input tokens (20,000 read from cache, 4,000 written to cache), 500 output · $0.032 at anthropic/claude-sonnet-4-5 list prices"; u.Detail != want {
+		t.Fatalf("detail %q\n want %q", u.Detail, want)
+	}
+	tu := agentcore.ThreadUsage{Replies: 2, ByModel: map[string]agentcore.Usage{
+		"anthropic/claude-sonnet-4-5": {InputTokens: 2000, CachedTokens: 40000, CacheWriteTokens: 8000, OutputTokens: 1000}}}
+	if v := usageView(tu, "anthropic/claude-sonnet-4-5"); v.Cost != "$0.063" || !strings.Contains(v.Detail, "8,000 written to cache") {
+		t.Errorf("chat usage %+v", v)
 	}
 }
 

@@ -13,6 +13,32 @@ type Info struct {
 	// US dollars per million tokens: uncached input, input read from the
 	// provider's prompt cache, output (reasoning included).
 	Input, CachedInput, Output float64
+	// CacheWrite is the price of input written to the prompt cache (per
+	// million tokens): Anthropic's 5-minute cache writes cost 1.25 times
+	// the input price; OpenAI and Gemini's implicit caching charge nothing
+	// extra (and report no writes).
+	CacheWrite float64
+	// Reasoning: the model can think before it answers (the chat's
+	// Thinking control is shown). False for the models known to have no
+	// reasoning, and for unknown models true: nothing says they cannot.
+	Reasoning bool
+}
+
+// entry is a catalog line: window, priced, input, cached input, output.
+type entry struct {
+	window                     int64
+	priced                     bool
+	input, cachedInput, output float64
+}
+
+// anthropicCacheWrite is the 5-minute cache-write multiplier of Anthropic's
+// pricing page.
+const anthropicCacheWrite = 1.25
+
+// noReasoning are the catalog's models without a thinking setting.
+var noReasoning = map[string]bool{
+	"gpt-4.1": true, "gpt-4.1-mini": true, "gpt-4.1-nano": true, "gpt-4o": true, "gpt-4o-mini": true,
+	"claude-3-5-sonnet": true, "claude-3-5-haiku": true, "gemini-2.0-flash": true, "scripted": true,
 }
 
 // catalog is keyed by model name without provider; a dated or suffixed
@@ -23,9 +49,9 @@ type Info struct {
 // tokens from each provider's public pricing page — OpenAI API pricing,
 // Anthropic Claude pricing, Google Gemini API pricing — as of August 2025.
 // Gemini 2.5 Pro is priced at its ≤200k-token prompt tier. Anthropic's
-// cache writes are not counted (Usage has no field for them). To add a
+// cache writes are priced by anthropicCacheWrite. To add a
 // model, add a line; prices change, so keep the date above honest.
-var catalog = map[string]Info{
+var catalog = map[string]entry{
 	// OpenAI
 	"gpt-5":        {400_000, true, 1.25, 0.125, 10},
 	"gpt-5-mini":   {400_000, true, 0.25, 0.025, 2},
@@ -44,6 +70,7 @@ var catalog = map[string]Info{
 	"claude-3-7-sonnet": {200_000, true, 3, 0.30, 15},
 	"claude-3-5-sonnet": {200_000, true, 3, 0.30, 15},
 	"claude-3-5-haiku":  {200_000, true, 0.80, 0.08, 4},
+	"claude-haiku-4-5":  {200_000, true, 1, 0.10, 5},
 	// Google
 	"gemini-2.5-pro":        {1_048_576, true, 1.25, 0.31, 10},
 	"gemini-2.5-flash":      {1_048_576, true, 0.30, 0.075, 2.50},
@@ -72,19 +99,27 @@ func Lookup(spec string) (Info, bool) {
 		}
 	}
 	if best != "" {
-		return catalog[best], true
+		e := catalog[best]
+		info := Info{ContextWindow: e.window, Priced: e.priced, Input: e.input, CachedInput: e.cachedInput, Output: e.output}
+		info.Reasoning = !noReasoning[best]
+		if strings.HasPrefix(best, "claude-") {
+			info.CacheWrite = info.Input * anthropicCacheWrite
+		}
+		return info, true
 	}
 	if freeProviders[provider] {
-		return Info{Priced: true}, true
+		return Info{Priced: true, Reasoning: provider != "demo"}, true
 	}
 	return Info{}, false
 }
 
-// Cost is the price in USD of the given tokens; ok is false when the price
-// is not known.
-func (i Info) Cost(input, cachedInput, output int64) (usd float64, ok bool) {
+// Cost is the price in USD of the given tokens: input at the full price,
+// read from and written to the prompt cache, and output; ok is false when
+// the price is not known.
+func (i Info) Cost(input, cacheRead, cacheWrite, output int64) (usd float64, ok bool) {
 	if !i.Priced {
 		return 0, false
 	}
-	return (float64(input)*i.Input + float64(cachedInput)*i.CachedInput + float64(output)*i.Output) / 1e6, true
+	return (float64(input)*i.Input + float64(cacheRead)*i.CachedInput + float64(cacheWrite)*i.CacheWrite +
+		float64(output)*i.Output) / 1e6, true
 }

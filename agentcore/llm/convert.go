@@ -83,6 +83,12 @@ func hasFunctionTools(req Request) bool {
 // toCall converts a Request for modelID of provider into fantasy's prompt
 // types.
 func toCall(req Request, provider, modelID string) (fantasy.Call, error) {
+	return toCallFor(req, provider, modelID, false)
+}
+
+// toCallFor is toCall for a call that goes to OpenAI's Responses API when
+// responses is set (its provider options are of another type).
+func toCallFor(req Request, provider, modelID string, responses bool) (fantasy.Call, error) {
 	var call fantasy.Call
 	for i, m := range req.Messages {
 		switch m.Role {
@@ -92,12 +98,21 @@ func toCall(req Request, provider, modelID string) (fantasy.Call, error) {
 			call.Prompt = append(call.Prompt, fantasy.NewUserMessage(m.Text))
 		case RoleAssistant:
 			var parts []fantasy.MessagePart
+			if provider == anthropic.Name {
+				// The thinking that led to the calls opens the message.
+				for _, tc := range m.ToolCalls {
+					parts = append(parts, anthropicThinkingParts(openAnthropicThinking(tc.Signature))...)
+				}
+			}
 			if m.Text != "" {
 				parts = append(parts, fantasy.TextPart{Text: m.Text})
 			}
 			for _, tc := range m.ToolCalls {
 				if tc.ProviderExecuted {
 					continue // see ToolCall.ProviderExecuted
+				}
+				if strings.HasPrefix(tc.Signature, anthropicEnvelope) {
+					tc.Signature = ""
 				}
 				if sig, _ := openGeminiSignature(tc.Signature); sig != "" && provider == google.Name {
 					// fantasy's google adapter attaches a signature to the
@@ -161,6 +176,8 @@ func toCall(req Request, provider, modelID string) (fantasy.Call, error) {
 		call.MaxOutputTokens = &req.MaxOutputTokens
 	}
 	call.Temperature = req.Temperature
+	call.TopP = req.TopP
+	applyOptions(&call, req, provider, modelID, responses)
 	return call, nil
 }
 
@@ -218,6 +235,12 @@ type converter struct {
 	gemini        *geminiCall
 	searchID      string // the Gemini search call, once announced
 	functionCalls int    // Gemini function calls converted so far
+
+	// anthropic: Claude's thinking blocks are kept until the next tool
+	// call, which carries them back (see anthropicEnvelope).
+	anthropic bool
+	thinking  []thinkingBlock
+	thought   strings.Builder // the open thinking block's text
 }
 
 // executedCall is a call the provider runs itself.
@@ -299,6 +322,14 @@ func (c *converter) source(url, title string) []Part {
 // signature is what a function call carries back: on Gemini, its thought
 // signature sealed with the server-side parts before the call.
 func (c *converter) signature(id string) string {
+	if c.anthropic {
+		if len(c.thinking) == 0 {
+			return ""
+		}
+		sig := sealAnthropicThinking(c.thinking)
+		c.thinking = nil // the message's first call carries them all
+		return sig
+	}
 	sig := c.signatures[id]
 	if c.gemini == nil {
 		return sig
@@ -323,9 +354,16 @@ func (c *converter) convert(fp fantasy.StreamPart) []Part {
 	case fantasy.StreamPartTypeTextDelta:
 		return one(Part{Type: PartTextDelta, Text: fp.Delta}, fp.Delta != "")
 	case fantasy.StreamPartTypeReasoningDelta:
+		if c.anthropic {
+			c.thought.WriteString(fp.Delta)
+		}
 		// Anthropic's signature deltas arrive as empty reasoning deltas.
 		return one(Part{Type: PartReasoningDelta, Text: fp.Delta}, fp.Delta != "")
 	case fantasy.StreamPartTypeReasoningEnd:
+		if md, ok := fp.ProviderMetadata[anthropic.Name].(*anthropic.ReasoningOptionMetadata); ok && c.anthropic && md != nil {
+			c.thinking = append(c.thinking, thinkingBlock{Text: c.thought.String(), Signature: md.Signature, Redacted: md.RedactedData})
+		}
+		c.thought.Reset()
 		// Gemini hands out a function call's thought signature on the
 		// reasoning block just before the call.
 		if md, ok := fp.ProviderMetadata[google.Name].(*google.ReasoningMetadata); ok && md.ToolID != "" && md.Signature != "" {
@@ -460,11 +498,12 @@ func webSearchResult(md fantasy.ProviderMetadata, input string) WebSearchResult 
 
 func usage(u fantasy.Usage) Usage {
 	return Usage{
-		InputTokens:     u.InputTokens,
-		OutputTokens:    u.OutputTokens,
-		TotalTokens:     cmp.Or(u.TotalTokens, u.InputTokens+u.OutputTokens),
-		ReasoningTokens: u.ReasoningTokens,
-		CachedTokens:    u.CacheReadTokens,
+		InputTokens:      u.InputTokens,
+		OutputTokens:     u.OutputTokens,
+		TotalTokens:      cmp.Or(u.TotalTokens, u.InputTokens+u.OutputTokens),
+		ReasoningTokens:  u.ReasoningTokens,
+		CachedTokens:     u.CacheReadTokens,
+		CacheWriteTokens: u.CacheCreationTokens,
 	}
 }
 

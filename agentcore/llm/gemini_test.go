@@ -95,7 +95,7 @@ func TestGeminiSearchAlone(t *testing.T) {
 	checkGeminiSearch(t, parts, "Tokyo population 2025; Tokyo population", tokyoSources)
 	checkFinish(t, parts, "stop")
 	f := parts[len(parts)-1]
-	want := Usage{InputTokens: 17, OutputTokens: 41, TotalTokens: int64(last.Total()), ReasoningTokens: 319}
+	want := Usage{InputTokens: 17, OutputTokens: 41 + 319, TotalTokens: int64(last.Total()), ReasoningTokens: 319} // thoughts are output
 	if f.Usage != want {
 		t.Errorf("usage %+v, want the last chunk's %+v", f.Usage, want)
 	}
@@ -197,7 +197,7 @@ func TestGeminiSearchBesideFunctionTools(t *testing.T) {
 		t.Fatalf("function calls %+v", calls)
 	}
 	checkFinish(t, parts, "tool-calls")
-	if u := parts[len(parts)-1].Usage; u.InputTokens != 60 || u.OutputTokens != 20 || u.TotalTokens != 360 || u.ReasoningTokens != 80 {
+	if u := parts[len(parts)-1].Usage; u.InputTokens != 60 || u.OutputTokens != 20+80 || u.TotalTokens != 360 || u.ReasoningTokens != 80 {
 		t.Errorf("usage %+v, want the last chunk's", u)
 	}
 
@@ -373,7 +373,7 @@ func TestGeminiUsageOfRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, want := parts[len(parts)-1].Usage, last.UsageMetadata
-	if u.InputTokens != want.PromptTokenCount || u.OutputTokens != want.CandidatesTokenCount || u.TotalTokens != want.TotalTokenCount || u.ReasoningTokens != want.ThoughtsTokenCount {
+	if u.InputTokens != want.PromptTokenCount || u.OutputTokens != want.CandidatesTokenCount+want.ThoughtsTokenCount || u.TotalTokens != want.TotalTokenCount || u.ReasoningTokens != want.ThoughtsTokenCount {
 		t.Errorf("usage %+v, want the last chunk's %+v", u, want)
 	}
 }

@@ -85,6 +85,15 @@ type Request struct {
 	ToolChoice      string // "", "auto", "none", "required", or a tool name
 	MaxOutputTokens int64
 	Temperature     *float64
+	TopP            *float64
+	// CacheKey names the conversation for the provider's prompt cache: the
+	// thread id, sent hashed as OpenAI's prompt_cache_key (see CacheKey).
+	// "": none.
+	CacheKey string
+	// Thinking is the chat's thinking level (see applyOptions).
+	Thinking Thinking
+	// Options are the caller's provider options; they win over Thinking.
+	Options ProviderOptions
 }
 
 // PartType names a streamed part.
@@ -150,13 +159,18 @@ type Source struct {
 	PageAge string `json:"pageAge,omitempty"` // Anthropic: "6 days ago"
 }
 
-// Usage counts tokens of one call.
+// Usage counts tokens of one call. The input is split three ways, each
+// billed at its own price: InputTokens at the full price, CachedTokens read
+// from the provider's prompt cache, CacheWriteTokens written to it
+// (Anthropic's cache_creation_input_tokens). OutputTokens include the
+// reasoning, which ReasoningTokens counts again.
 type Usage struct {
-	InputTokens     int64
-	OutputTokens    int64
-	TotalTokens     int64
-	ReasoningTokens int64
-	CachedTokens    int64
+	InputTokens      int64
+	OutputTokens     int64
+	TotalTokens      int64
+	ReasoningTokens  int64
+	CachedTokens     int64
+	CacheWriteTokens int64
 }
 
 // Model streams answers. The sequence ends after a PartFinish, or with a

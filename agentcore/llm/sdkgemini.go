@@ -160,9 +160,13 @@ func streamGenerate(ctx context.Context, resp *http.Response, yield func(fantasy
 		if u := chunk.UsageMetadata; u != nil && u.TotalTokenCount != 0 {
 			// Each chunk counts the answer so far: the last one is the total
 			// (fantasy adds them up).
+			// The prompt count includes the cached tokens and the
+			// candidates leave the thoughts out, which are billed as
+			// output: Usage counts input without the cache, output with
+			// the reasoning, as the other providers report them.
 			usage = fantasy.Usage{
-				InputTokens:     int64(u.PromptTokenCount),
-				OutputTokens:    int64(u.CandidatesTokenCount),
+				InputTokens:     max(int64(u.PromptTokenCount)-int64(u.CachedContentTokenCount), 0),
+				OutputTokens:    int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
 				TotalTokens:     int64(u.TotalTokenCount),
 				ReasoningTokens: int64(u.ThoughtsTokenCount),
 				CacheReadTokens: int64(u.CachedContentTokenCount),

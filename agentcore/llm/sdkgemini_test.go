@@ -177,17 +177,19 @@ func TestGeminiStreamFailures(t *testing.T) {
 	}
 }
 
-// The usage is the last chunk's, thinking and cached tokens too; a refused
-// prompt finishes as filtered content.
+// The usage is the last chunk's, thinking and cached tokens too (Gemini's
+// prompt count includes the cached tokens, its candidates leave the thoughts
+// out: Usage counts them as the other providers do); a refused prompt
+// finishes as filtered content.
 func TestGeminiStreamFinish(t *testing.T) {
 	cases := []struct {
 		name, body, reason string
 		usage              Usage
 	}{
 		{"stop", geminiData(geminiHello) + geminiData(geminiFinish), "stop",
-			Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 10, ReasoningTokens: 5, CachedTokens: 1}},
+			Usage{InputTokens: 3 - 1, OutputTokens: 2 + 5, TotalTokens: 10, ReasoningTokens: 5, CachedTokens: 1}},
 		{"last chunk unended", geminiData(geminiHello) + "data: " + geminiFinish, "stop",
-			Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 10, ReasoningTokens: 5, CachedTokens: 1}},
+			Usage{InputTokens: 3 - 1, OutputTokens: 2 + 5, TotalTokens: 10, ReasoningTokens: 5, CachedTokens: 1}},
 		{"blocked prompt", geminiData(`{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":7,"totalTokenCount":7}}`), "content-filter",
 			Usage{InputTokens: 7, TotalTokens: 7}},
 	}

@@ -446,20 +446,27 @@ func chatStreamError(err error) error {
 }
 
 // openRouterUsage is fantasy's openrouter stream usage (prompt_tokens
-// include the cached ones).
+// include the cached ones), with the tokens written to the cache
+// (prompt_tokens_details.cache_write_tokens, which they include too) apart.
 func openRouterUsage(chunk openaisdk.ChatCompletionChunk) fantasy.Usage {
 	u := chunk.Usage
 	if u.TotalTokens == 0 {
 		return fantasy.Usage{}
 	}
 	cached := u.PromptTokensDetails.CachedTokens
-	input := max(u.PromptTokens-cached, 0)
+	var written int64
+	if f, ok := u.PromptTokensDetails.JSON.ExtraFields["cache_write_tokens"]; ok {
+		_ = json.Unmarshal([]byte(f.Raw()), &written) // absent or odd: none written
+		written = max(written, 0)
+	}
+	input := max(u.PromptTokens-cached-written, 0)
 	return fantasy.Usage{
-		InputTokens:     input,
-		OutputTokens:    u.CompletionTokens,
-		TotalTokens:     input + u.CompletionTokens + cached,
-		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
-		CacheReadTokens: cached,
+		InputTokens:         input,
+		OutputTokens:        u.CompletionTokens,
+		TotalTokens:         input + u.CompletionTokens + cached + written,
+		ReasoningTokens:     u.CompletionTokensDetails.ReasoningTokens,
+		CacheReadTokens:     cached,
+		CacheCreationTokens: written,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"charm.land/fantasy"
+	"charm.land/fantasy/providers/anthropic"
 	"charm.land/fantasy/providers/google"
 )
 
@@ -51,7 +52,8 @@ func (m *model) Spec() string { return m.spec }
 // caller has already shown the partial answer.
 func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] {
 	return func(yield func(Part, error) bool) {
-		call, err := toCall(req, m.provider, m.modelID)
+		responses := m.searchLM != nil && usesProviderTools(req)
+		call, err := toCallFor(req, m.provider, m.modelID, responses)
 		var unsupported *UnsupportedToolError
 		if errors.As(err, &unsupported) {
 			yield(Part{}, err) // names the provider already
@@ -62,7 +64,7 @@ func (m *model) Stream(ctx context.Context, req Request) iter.Seq2[Part, error] 
 			return
 		}
 		lm := m.lm
-		if m.searchLM != nil && usesProviderTools(req) {
+		if responses {
 			lm = m.searchLM
 		}
 		// Cancelling on the way out, however we leave, ends the reader
@@ -116,6 +118,7 @@ type attempt struct {
 func (m *model) start(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call, req Request) (*attempt, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attempt{parts: make(chan fantasy.StreamPart), idle: m.idle, firstWait: m.first, sdk: m.sdk}
+	a.conv.anthropic = m.provider == anthropic.Name
 	if m.provider == google.Name {
 		// What the adapter cannot do with Gemini, its HTTP client does.
 		a.conv.gemini = newGeminiCall(req)
