@@ -45,6 +45,7 @@ type Instance struct {
 	Demo    *scripted.Server // the demo model's server, when running on demo/scripted
 	MCP     *mcp.Manager     // the MCP servers and their tools
 	Keys    *KeyStore        // provider keys saved in Settings
+	Memory  *chat.Memory     // the working memory (Mastra's) and its on/off setting
 	Log     *slog.Logger
 
 	lock        *dataLock // the data folder's, released by Close
@@ -235,10 +236,15 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	agent.Processors = append(agent.Processors, toolkit.NewTaskStateProcessor(db))
 	agent.Tools["notification-inbox"] = toolkit.NotificationInboxTool(in.Runtime)
+	// Working memory (Mastra's, per resource): the tool, and on every run
+	// the document, unless Settings turned it off for this agent.
+	agent.Tools[toolkit.UpdateWorkingMemoryName] = toolkit.UpdateWorkingMemoryTool(db)
 	for name, t := range o.Tools {
 		agent.Tools[name] = t
 	}
-	in.Runtime.Prepare = chat.Prepare(agent, wss)
+	memory := chat.NewMemory(db, log)
+	in.Memory = memory
+	in.Runtime.Prepare = memory.WithMemory(agent, chat.Prepare(agent, wss))
 	in.Runtime.AutoTitle = true
 	in.Runtime.StartNotifications()
 	in.stopMemory = returnMemory(in.Runtime, heapBeyondLive, releaseMemory)
@@ -256,7 +262,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		Workspace:  ws.Root(),
 		Approvals:  gate,
 		Journal:    db,
-		Providers:  sv,
+		Providers:  withMemory{sv, memory},
 		MCP:        sv,
 		PickFolder: o.PickFolder,
 		Auth:       auth,

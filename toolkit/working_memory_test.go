@@ -28,8 +28,8 @@ func TestWorkingMemoryTextsAreMastras(t *testing.T) {
 			Format, Content string
 		}
 		InstructionNull, InstructionData string
-		ToolName, ToolID, Description     string
-		Schema                            json.RawMessage
+		ToolName, ToolID, Description    string
+		Schema                           json.RawMessage
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"parley/agentcore"
 	"parley/app/chat"
+	"parley/toolkit"
 )
 
 // The rest of Mastra's API that the `mastra api` CLI reaches, for what
@@ -157,8 +158,12 @@ func (s *Server) apiMemoryStatus(r *http.Request) (any, error) {
 	return map[string]any{"result": true, "memoryType": "local"}, nil
 }
 
-// apiGetWorkingMemory answers GET …/working-memory: Parley keeps no working
-// memory, so it is null; threadExists says whether the chat is there.
+// apiGetWorkingMemory answers GET …/working-memory as Mastra's
+// GET_WORKING_MEMORY_ROUTE (@mastra/server handlers/memory): Parley's
+// working memory is the resource's (scope "resource"), so it is the
+// thread's resource's, or ?resourceId's for a thread not there.
+// threadExists says whether the chat is there. With memory off for the
+// agent (or none kept here) it is null, as Mastra's without working memory.
 func (s *Server) apiGetWorkingMemory(r *http.Request) (any, error) {
 	if err := required(r, "agentId"); err != nil {
 		return nil, err
@@ -167,19 +172,54 @@ func (s *Server) apiGetWorkingMemory(r *http.Request) (any, error) {
 	if err := checkThreadID(id); err != nil {
 		return nil, err
 	}
-	_, err := s.rt.GetThread(r.Context(), id)
-	if err != nil && !errors.Is(err, agentcore.ErrNotFound) {
+	resource := r.URL.Query().Get("resourceId")
+	t, err := s.apiThread(r.Context(), id, resource)
+	var notThere *apiError
+	if errors.As(err, &notThere) && notThere.status == http.StatusNotFound {
+		err = nil
+	} else if err != nil {
 		return nil, fmt.Errorf("working memory of %s: %w", id, err)
+	} else {
+		resource = t.ResourceID
 	}
-	return map[string]any{"workingMemory": nil, "source": "thread", "workingMemoryTemplate": nil, "threadExists": err == nil}, nil
+	exists := t.ID != ""
+	none := map[string]any{"workingMemory": nil, "source": "thread", "workingMemoryTemplate": nil, "threadExists": exists}
+	m, ok := s.memory()
+	if !ok {
+		return none, nil
+	}
+	a, err := s.rt.Agent(r.URL.Query().Get("agentId"))
+	if err != nil {
+		return none, nil // Mastra reads without the agent, and finds no memory
+	}
+	if on, err := m.MemoryEnabled(r.Context(), a.ID); err != nil || !on {
+		return none, err
+	}
+	out := map[string]any{"workingMemory": nil, "source": "resource",
+		"workingMemoryTemplate": map[string]any{"format": "markdown", "content": toolkit.DefaultWorkingMemoryTemplate}, "threadExists": exists}
+	if resource == "" {
+		return out, nil // no thread and no resourceId: nothing to read
+	}
+	doc, err := m.MemoryDocument(r.Context(), resource)
+	if err != nil {
+		return nil, fmt.Errorf("working memory of %s: %w", resource, err)
+	}
+	if doc.Set && doc.Text != "" {
+		out["workingMemory"] = doc.Text
+	}
+	return out, nil
 }
 
-// apiUpdateWorkingMemory answers POST …/working-memory with a 400: there
-// is no working memory to write (Mastra answers 400 "Memory is not
-// initialized" when an agent has none).
+// apiUpdateWorkingMemory answers POST …/working-memory as Mastra's
+// UPDATE_WORKING_MEMORY_ROUTE: {workingMemory} replaces the thread's
+// resource's working memory, {success: true}. An unknown thread is
+// Mastra's 404 "Thread not found"; memory off for the agent (or none kept
+// here) a 400; a document over the limit a 400 that names it.
 func (s *Server) apiUpdateWorkingMemory(r *http.Request) (any, error) {
 	var b struct {
-		WorkingMemory *string `json:"workingMemory"`
+		WorkingMemory *string        `json:"workingMemory"`
+		ResourceID    *string        `json:"resourceId"`
+		MemoryConfig  map[string]any `json:"memoryConfig"`
 	}
 	if err := decodeBody(r, &b); err != nil {
 		return nil, err
@@ -187,7 +227,45 @@ func (s *Server) apiUpdateWorkingMemory(r *http.Request) (any, error) {
 	if b.WorkingMemory == nil || *b.WorkingMemory == "" {
 		return nil, badRequest(`Argument "workingMemory" is required`)
 	}
-	return nil, badRequest("Working memory is not enabled: Parley keeps no working memory (a chat's history and its task list are its memory)")
+	m, ok := s.memory()
+	if !ok {
+		return nil, badRequest("Working memory is not enabled: Parley keeps no working memory here")
+	}
+	if err := required(r, "agentId"); err != nil {
+		return nil, err
+	}
+	a, err := s.apiAgent(r.URL.Query().Get("agentId"))
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("threadId")
+	if err := checkThreadID(id); err != nil {
+		return nil, err
+	}
+	if on, err := m.MemoryEnabled(r.Context(), a.ID); err != nil {
+		return nil, err
+	} else if !on {
+		return nil, badRequest("%s (memory is off for agent %s in Settings)", chat.ErrMemoryOff, a.ID)
+	}
+	resource := ""
+	if b.ResourceID != nil {
+		resource = *b.ResourceID
+	}
+	t, err := s.apiThread(r.Context(), id, resource)
+	var notThere *apiError
+	if errors.As(err, &notThere) && notThere.status == http.StatusNotFound {
+		return nil, &apiError{http.StatusNotFound, "Thread not found"}
+	} else if err != nil {
+		return nil, err
+	}
+	if err := m.SaveMemory(r.Context(), t.ResourceID, *b.WorkingMemory); err != nil {
+		var tooLong *toolkit.TooLongError
+		if errors.As(err, &tooLong) {
+			return nil, badRequest("%s", err)
+		}
+		return nil, fmt.Errorf("update working memory of %s: %w", t.ResourceID, err)
+	}
+	return map[string]any{"success": true}, nil
 }
 
 // mcpVersionDetail is Parley's MCP server's version in Mastra's registry.

@@ -16,6 +16,7 @@ import (
 
 	"parley/app/chat"
 	"parley/components"
+	"parley/toolkit"
 )
 
 // ApprovalSettings reads and changes the approval policies and the
@@ -84,6 +85,9 @@ func (s *Server) settingsRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /settings/mcp/{name}/delete", s.removeMCP)
 	mux.HandleFunc("POST /settings/mcp/{name}/restart", s.restartMCP)
 	mux.HandleFunc("GET /settings/mcp/stream", s.mcpStream)
+	mux.HandleFunc("POST /settings/memory", s.saveMemory)
+	mux.HandleFunc("POST /settings/memory/clear", s.clearMemory)
+	mux.HandleFunc("POST /settings/memory/enabled", s.setMemoryEnabled)
 }
 
 // themed renders every page in the theme chosen in Settings.
@@ -172,6 +176,9 @@ func (s *Server) settingsView(ctx context.Context) (components.Settings, error) 
 		if page.MCP, err = m.MCP(ctx); err != nil {
 			return page, err
 		}
+	}
+	if page.Memory, err = s.memoryView(ctx); err != nil {
+		return page, err
 	}
 	return page, nil
 }
@@ -452,4 +459,135 @@ func (s *Server) mcpStream(w http.ResponseWriter, r *http.Request) {
 		case <-changed:
 		}
 	}
+}
+
+// MemorySettings reads and changes the working memory (Mastra's, per
+// resource) and whether the agent uses it. The settings the server is
+// given (Config.Providers) offer it when the app keeps one.
+type MemorySettings interface {
+	MemoryDocument(ctx context.Context, resourceID string) (chat.MemoryDoc, error)
+	// SaveMemory replaces the document; "" clears it; one over the limit
+	// is an error that says so, and nothing is stored.
+	SaveMemory(ctx context.Context, resourceID, text string) error
+	MemoryEnabled(ctx context.Context, agentID string) (bool, error)
+	SetMemoryEnabled(ctx context.Context, agentID string, on bool) error
+}
+
+// memoryFormMax bounds a posted document: well past the limit, so that a
+// big paste is told the limit rather than cut off.
+const memoryFormMax = 4 << 20
+
+// memory is the working memory's settings, when the app keeps one.
+func (s *Server) memory() (MemorySettings, bool) {
+	m, ok := s.cfg.Providers.(MemorySettings)
+	return m, ok
+}
+
+// memoryAgent is the agent whose memory Settings turns on and off: the
+// built-in one.
+func (s *Server) memoryAgent() string {
+	if a, err := s.rt.Agent(""); err == nil {
+		return a.ID
+	}
+	return ""
+}
+
+func (s *Server) memoryView(ctx context.Context) (components.MemoryView, error) {
+	m, ok := s.memory()
+	if !ok {
+		return components.MemoryView{}, nil
+	}
+	doc, err := m.MemoryDocument(ctx, defaultResource)
+	if err != nil {
+		return components.MemoryView{}, err
+	}
+	on, err := m.MemoryEnabled(ctx, s.memoryAgent())
+	if err != nil {
+		return components.MemoryView{}, err
+	}
+	v := components.MemoryView{Available: true, On: on, Text: doc.Text, Set: doc.Set, Template: doc.Template, Limit: toolkit.MaxWorkingMemoryBytes}
+	if doc.Set && !doc.Updated.IsZero() {
+		v.Updated = doc.Updated.Local().Format("2 Jan 2006 15:04")
+	}
+	return v, nil
+}
+
+// memoryDone answers a change of the working memory: the section patched
+// in place with the outcome (Datastar), or back to the page (a plain
+// form), where an error keeps what was typed.
+func (s *Server) memoryDone(w http.ResponseWriter, r *http.Request, ok string, err error, typed *string) {
+	fromPage := r.Header.Get("Datastar-Request") == "true"
+	if err == nil && !fromPage {
+		http.Redirect(w, r, "/settings?"+url.Values{"at": {"memory"}, "saved": {ok}}.Encode()+"#memory", http.StatusSeeOther)
+		return
+	}
+	page, verr := s.settingsView(r.Context())
+	if verr != nil {
+		s.httpError(w, r, verr)
+		return
+	}
+	page.Flash = components.Flash{Target: "memory", Message: ok}
+	if err != nil {
+		page.Flash = components.Flash{Target: "memory", Message: err.Error(), Error: true}
+		if typed != nil && len(*typed) <= toolkit.MaxWorkingMemoryBytes*2 {
+			page.Memory.Text = *typed
+		}
+	}
+	if fromPage {
+		_ = datastar.NewSSE(w, r).PatchElementTempl(components.MemorySection(page))
+		return
+	}
+	s.renderSettings(w, r, http.StatusBadRequest, page)
+}
+
+func (s *Server) saveMemory(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.memory()
+	if !ok {
+		s.httpError(w, r, fmt.Errorf("%w: working memory is not available here", errBadRequest))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, memoryFormMax)
+	if err := r.ParseForm(); err != nil {
+		s.memoryDone(w, r, "", fmt.Errorf("the working memory was not saved: it is over %d MiB (the limit is %d KiB)", memoryFormMax>>20, toolkit.MaxWorkingMemoryBytes>>10), nil)
+		return
+	}
+	text := strings.ReplaceAll(r.PostFormValue("memory"), "\r\n", "\n")
+	err := m.SaveMemory(r.Context(), defaultResource, text)
+	msg := "Saved: the next run reads it."
+	if strings.TrimSpace(text) == "" {
+		msg = "Cleared: the agent starts again from the template."
+	}
+	if err != nil {
+		err = fmt.Errorf("not saved: %w", err)
+	}
+	s.memoryDone(w, r, msg, err, &text)
+}
+
+func (s *Server) clearMemory(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.memory()
+	if !ok {
+		s.httpError(w, r, fmt.Errorf("%w: working memory is not available here", errBadRequest))
+		return
+	}
+	s.memoryDone(w, r, "Cleared: the agent starts again from the template.", m.SaveMemory(r.Context(), defaultResource, ""), nil)
+}
+
+func (s *Server) setMemoryEnabled(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.memory()
+	if !ok {
+		s.httpError(w, r, fmt.Errorf("%w: working memory is not available here", errBadRequest))
+		return
+	}
+	var body struct {
+		On *bool `json:"on"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil || body.On == nil {
+		s.httpError(w, r, fmt.Errorf("%w: want {on: true|false}", errBadRequest))
+		return
+	}
+	msg := "Memory is on: chats read it and the agent updates it."
+	if !*body.On {
+		msg = "Memory is off: chats neither read nor update it (it is kept)."
+	}
+	s.memoryDone(w, r, msg, m.SetMemoryEnabled(r.Context(), s.memoryAgent(), *body.On), nil)
 }

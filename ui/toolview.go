@@ -11,6 +11,7 @@ import (
 	"parley/agentcore/partialjson"
 	"parley/app/chat"
 	"parley/components"
+	"parley/toolkit"
 	"parley/ui/markdown"
 )
 
@@ -216,7 +217,43 @@ func toolCard(ti *agentcore.ToolInvocation, prev *argPreview) *components.ToolCa
 	} else if ti.State != "partial-call" {
 		card.Details = details(shown, nil)
 	}
+	if ti.ToolName == toolkit.UpdateWorkingMemoryName && !ti.Approval {
+		memoryCard(card, ti)
+	}
 	return card
+}
+
+// memoryCard makes an updateWorkingMemory call the chat's small "Memory
+// updated" line; opened, it shows the change, old → new, as a diff (text
+// only: the document never becomes markup).
+func memoryCard(card *components.ToolCard, ti *agentcore.ToolInvocation) {
+	card.Args, card.Brief, card.Result, card.Details, card.TitleCode = nil, "", "", nil, ""
+	card.Preview = nil
+	switch card.State {
+	case "input-streaming", "running":
+		card.Title = "Updating memory…"
+		return
+	case "error":
+		card.Title = "Memory not updated"
+		return
+	}
+	var r toolkit.WorkingMemoryResult
+	_ = json.Unmarshal(ti.Result, &r)
+	if !r.Success {
+		card.Title = "Memory not updated"
+		card.Result = r.Message
+		return
+	}
+	card.Title = "Memory updated"
+	p := &components.Preview{}
+	p.Diff, p.DiffNote = unifiedDiff(r.Before, r.After, maxDiffLines)
+	if r.Before == "" {
+		p.DiffNote = cmp.Or(p.DiffNote, "The first working memory.")
+	}
+	if len(p.Diff) == 0 {
+		p.DiffNote = "No change: the same document again."
+	}
+	card.Preview = p
 }
 
 func hasPhase(m map[string]agentcore.TransformResult, phase string) bool {
