@@ -88,7 +88,18 @@ type Chat struct {
 	// Instructions are what the model is told beside the agent's own: the
 	// project's file and the chat's own.
 	Instructions Instructions
+	// Thinking is the chat's thinking level ("": the model's default);
+	// NoThinking hides the control (the model is known to have none).
+	Thinking   string
+	NoThinking bool
 }
+
+// ThinkingChoice is one option of the header's Thinking control.
+type ThinkingChoice struct{ Value, Label string }
+
+// ThinkingChoices are the Thinking control's options: the model's own
+// default (nothing is sent), then the levels.
+var ThinkingChoices = []ThinkingChoice{{"", "default"}, {"off", "off"}, {"low", "low"}, {"medium", "medium"}, {"high", "high"}}
 
 // Instructions are a chat's instructions as the header shows them.
 type Instructions struct {

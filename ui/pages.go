@@ -17,6 +17,7 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"parley/agentcore"
+	"parley/agentcore/llm"
 	"parley/app/chat"
 	"parley/components"
 	"parley/ui/markdown"
@@ -373,6 +374,33 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 
 // maxAnswerBytes bounds an answer: a question's reply, or plan feedback.
 const maxAnswerBytes = 1 << 20
+
+// setThinking sets how hard the model thinks in a chat: {thinking: "" |
+// "off" | "low" | "medium" | "high"} ("" is the model's default).
+func (s *Server) setThinking(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Thinking *string `json:"thinking"`
+	}
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body)
+	var level llm.Thinking
+	ok := err == nil && body.Thinking != nil
+	if ok {
+		level, ok = llm.ParseThinking(*body.Thinking)
+	}
+	if !ok {
+		s.httpError(w, r, fmt.Errorf("%w: want {\"thinking\": \"off\" | \"low\" | \"medium\" | \"high\" | \"\"}", errBadRequest))
+		return
+	}
+	s.settingDone(w, r, s.chats().SetThinking(r.Context(), r.PathValue("id"), level))
+}
+
+// chatThinking is the header's Thinking control for a chat: its level, and
+// whether the chat's model is known to have no reasoning (the control is
+// hidden then).
+func (s *Server) chatThinking(t agentcore.Thread) (level string, hidden bool) {
+	info, known := llm.Lookup(s.threadModel(t))
+	return string(chat.Of(t).Thinking), known && !info.Reasoning
+}
 
 // setMode switches a thread between Build and Plan.
 func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {

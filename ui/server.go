@@ -169,6 +169,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/restore", s.restoreThread)
 	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)
 	mux.HandleFunc("POST /t/{id}/mode", s.setMode)
+	mux.HandleFunc("POST /t/{id}/thinking", s.setThinking)
 	mux.HandleFunc("POST /t/{id}/yolo", s.setYOLO)
 	mux.HandleFunc("POST /t/{id}/workspace", s.setWorkspace)
 	mux.HandleFunc("GET /t/{id}/export.md", s.exportPage("md"))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/agentcore/llm"
 )
 
 // The thread metadata keys of a chat's settings.
@@ -22,6 +23,7 @@ const (
 	keyPlans     = "plans"
 	keyModel     = agentcore.ThreadModelKey // the runtime reads it too
 	keyInstr     = "instructions"
+	keyThinking  = "thinking"
 )
 
 // MachineKeys are the settings that are the local user's choice, not part
@@ -67,6 +69,9 @@ type Settings struct {
 	// Instructions are the user's own for this chat, given to the model
 	// after the agent's and the project's (chat menu → Instructions).
 	Instructions string
+	// Thinking is how hard the model thinks (the header's Thinking
+	// control); "": the model's own default.
+	Thinking llm.Thinking
 }
 
 // MaxChatInstructions bounds a chat's own instructions.
@@ -93,6 +98,9 @@ func decode(meta map[string]any) Settings {
 	s.Workspace, _ = meta[keyWorkspace].(string)
 	s.Model, _ = meta[keyModel].(string)
 	s.Instructions, _ = meta[keyInstr].(string)
+	if v, _ := meta[keyThinking].(string); v != "" {
+		s.Thinking, _ = llm.ParseThinking(v) // unknown: the default
+	}
 	list, _ := meta[keyPlans].([]any)
 	for _, p := range list {
 		m, _ := p.(map[string]any)
@@ -127,6 +135,9 @@ func encode(meta map[string]any, was, s Settings) {
 	}
 	if s.Instructions != was.Instructions {
 		setOrDelete(meta, keyInstr, s.Instructions)
+	}
+	if s.Thinking != was.Thinking {
+		setOrDelete(meta, keyThinking, string(s.Thinking))
 	}
 	if !slices.Equal(s.Plans, was.Plans) {
 		list := make([]any, len(s.Plans))
@@ -218,6 +229,15 @@ func (c *Chats) SetYOLO(ctx context.Context, threadID string, on bool) error {
 // caller checked).
 func (c *Chats) SetWorkspace(ctx context.Context, threadID, dir string) error {
 	_, err := c.Update(ctx, threadID, func(s *Settings) error { s.Workspace = dir; return nil })
+	return err
+}
+
+// SetThinking sets how hard the model thinks in a chat's next runs.
+func (c *Chats) SetThinking(ctx context.Context, threadID string, t llm.Thinking) error {
+	if _, ok := llm.ParseThinking(string(t)); !ok {
+		return fmt.Errorf("unknown thinking level %q (want off, low, medium or high)", t)
+	}
+	_, err := c.Update(ctx, threadID, func(s *Settings) error { s.Thinking = t; return nil })
 	return err
 }
 
