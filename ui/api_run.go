@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/agentcore/llm"
 )
 
 // runBody is the part of Mastra's agentExecutionBodySchema that Parley uses,
@@ -29,11 +30,12 @@ type runBody struct {
 	RunID      string `json:"runId"`
 	Model      string `json:"model"`
 	// Run options, as Mastra's AgentExecutionOptions name them.
-	MaxSteps      *int            `json:"maxSteps"`
-	ToolChoice    json.RawMessage `json:"toolChoice"`
-	ActiveTools   []string        `json:"activeTools"`
-	Instructions  json.RawMessage `json:"instructions"`
-	ModelSettings json.RawMessage `json:"modelSettings"`
+	MaxSteps        *int            `json:"maxSteps"`
+	ToolChoice      json.RawMessage `json:"toolChoice"`
+	ActiveTools     []string        `json:"activeTools"`
+	Instructions    json.RawMessage `json:"instructions"`
+	ModelSettings   json.RawMessage `json:"modelSettings"`
+	ProviderOptions json.RawMessage `json:"providerOptions"`
 }
 
 // maxRunSteps bounds maxSteps from a client.
@@ -87,6 +89,13 @@ func (b runBody) options(agent *agentcore.Agent) (agentcore.RunOptions, error) {
 			return o, err
 		}
 	}
+	if len(b.ProviderOptions) > 0 && string(b.ProviderOptions) != "null" {
+		po, err := providerOptionsOf(b.ProviderOptions)
+		if err != nil {
+			return o, err
+		}
+		o.ProviderOptions = po
+	}
 	return o, nil
 }
 
@@ -126,6 +135,152 @@ func instructionsOf(raw json.RawMessage) (agentcore.Instructions, error) {
 	return agentcore.Text(lines...), nil
 }
 
+// clipKey shortens a client's key for an error message.
+func clipKey(k string) string {
+	if r := []rune(k); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return k
+}
+
+// Bounds of the provider options a client may set.
+const (
+	// Anthropic's least thinking budget is 1,024 tokens; 128k is the
+	// most any Claude model writes in one answer.
+	minThinkingBudget, maxThinkingBudget = 1_024, 128_000
+	// Gemini's budgets run to 32,768 (2.5 Pro); -1 is dynamic.
+	maxGeminiBudget = 32_768
+	// maxCacheKey bounds a caller's prompt_cache_key.
+	maxCacheKey = 256
+)
+
+// providerOptionsOf reads Mastra's providerOptions for a call: per
+// provider, the options Parley passes on (anthropic.cacheControl,
+// anthropic.thinking, anthropic.sendReasoning, openai.reasoningEffort,
+// openai.promptCacheKey, google.thinkingConfig). Other providers and other
+// keys are ignored, as the AI SDK's option schemas strip them; a known key
+// of the wrong type or out of bounds is a 400 naming it.
+func providerOptionsOf(raw json.RawMessage) (llm.ProviderOptions, error) {
+	var po llm.ProviderOptions
+	var byProvider map[string]json.RawMessage
+	if json.Unmarshal(raw, &byProvider) != nil || byProvider == nil {
+		return po, badRequest("providerOptions must be an object of provider names")
+	}
+	object := func(name string, raw json.RawMessage) (map[string]json.RawMessage, error) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || m == nil {
+			return nil, badRequest("%s must be an object", name)
+		}
+		return m, nil
+	}
+	present := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
+	if raw, ok := byProvider["anthropic"]; ok && present(raw) {
+		m, err := object("providerOptions.anthropic", raw)
+		if err != nil {
+			return po, err
+		}
+		var a llm.AnthropicOptions
+		if v := m["cacheControl"]; present(v) {
+			var off bool
+			var cc struct {
+				Type string          `json:"type"`
+				TTL  json.RawMessage `json:"ttl"`
+			}
+			switch {
+			case json.Unmarshal(v, &off) == nil && !off:
+				a.NoCache = true
+			case json.Unmarshal(v, &cc) == nil && cc.Type == "ephemeral" && !present(cc.TTL):
+				// Parley's default: breakpoints on.
+			case cc.Type == "ephemeral":
+				return po, badRequest("providerOptions.anthropic.cacheControl.ttl is not supported: Parley's breakpoints use the 5-minute cache")
+			default:
+				return po, badRequest(`providerOptions.anthropic.cacheControl must be {"type": "ephemeral"} or false`)
+			}
+		}
+		if v := m["thinking"]; present(v) {
+			var th struct {
+				Type         string `json:"type"`
+				BudgetTokens *int64 `json:"budgetTokens"`
+			}
+			if json.Unmarshal(v, &th) != nil || (th.Type != "enabled" && th.Type != "disabled") {
+				return po, badRequest(`providerOptions.anthropic.thinking must be {"type": "enabled", "budgetTokens": n} or {"type": "disabled"}`)
+			}
+			if th.Type == "enabled" {
+				if th.BudgetTokens == nil || *th.BudgetTokens < minThinkingBudget || *th.BudgetTokens > maxThinkingBudget {
+					return po, badRequest("providerOptions.anthropic.thinking.budgetTokens must be a whole number from %d to %d", minThinkingBudget, maxThinkingBudget)
+				}
+				a.ThinkingBudget = *th.BudgetTokens
+			}
+		}
+		if v := m["sendReasoning"]; present(v) {
+			var b bool
+			if json.Unmarshal(v, &b) != nil {
+				return po, badRequest("providerOptions.anthropic.sendReasoning must be true or false")
+			}
+			a.SendReasoning = &b
+		}
+		po.Anthropic = &a
+	}
+	if raw, ok := byProvider["openai"]; ok && present(raw) {
+		m, err := object("providerOptions.openai", raw)
+		if err != nil {
+			return po, err
+		}
+		var o llm.OpenAIOptions
+		if v := m["reasoningEffort"]; present(v) {
+			var e string
+			if json.Unmarshal(v, &e) != nil || !slices.Contains([]string{"none", "minimal", "low", "medium", "high", "xhigh"}, e) {
+				return po, badRequest(`providerOptions.openai.reasoningEffort must be "none", "minimal", "low", "medium", "high" or "xhigh"`)
+			}
+			o.ReasoningEffort = e
+		}
+		if v := m["promptCacheKey"]; present(v) {
+			var k string
+			if json.Unmarshal(v, &k) != nil || k == "" || len(k) > maxCacheKey {
+				return po, badRequest("providerOptions.openai.promptCacheKey must be a string of 1 to %d bytes", maxCacheKey)
+			}
+			o.PromptCacheKey = k
+		}
+		po.OpenAI = &o
+	}
+	if raw, ok := byProvider["google"]; ok && present(raw) {
+		m, err := object("providerOptions.google", raw)
+		if err != nil {
+			return po, err
+		}
+		var g llm.GoogleOptions
+		if v := m["thinkingConfig"]; present(v) {
+			tc, err := object("providerOptions.google.thinkingConfig", v)
+			if err != nil {
+				return po, err
+			}
+			if v := tc["thinkingBudget"]; present(v) {
+				var n int64
+				if json.Unmarshal(v, &n) != nil || n < -1 || n > maxGeminiBudget {
+					return po, badRequest("providerOptions.google.thinkingConfig.thinkingBudget must be a whole number from -1 to %d", maxGeminiBudget)
+				}
+				g.ThinkingBudget = &n
+			}
+			if v := tc["includeThoughts"]; present(v) {
+				var b bool
+				if json.Unmarshal(v, &b) != nil {
+					return po, badRequest("providerOptions.google.thinkingConfig.includeThoughts must be true or false")
+				}
+				g.IncludeThoughts = &b
+			}
+			if v := tc["thinkingLevel"]; present(v) {
+				var l string
+				if json.Unmarshal(v, &l) != nil || !slices.Contains([]string{"minimal", "low", "medium", "high"}, strings.ToLower(l)) {
+					return po, badRequest(`providerOptions.google.thinkingConfig.thinkingLevel must be "minimal", "low", "medium" or "high"`)
+				}
+				g.ThinkingLevel = l
+			}
+		}
+		po.Google = &g
+	}
+	return po, nil
+}
+
 // modelSettingsOf takes the model settings Parley can pass on; any other
 // is a 400 naming it, rather than silently not applied.
 func modelSettingsOf(raw json.RawMessage, o *agentcore.RunOptions) error {
@@ -148,11 +303,14 @@ func modelSettingsOf(raw json.RawMessage, o *agentcore.RunOptions) error {
 				return badRequest("modelSettings.maxOutputTokens must be a whole number from 1 to 1000000")
 			}
 			o.MaxOutputTokens = n
-		default:
-			if r := []rune(k); len(r) > 40 {
-				k = string(r[:40]) + "…"
+		case "topP":
+			var p float64
+			if json.Unmarshal(v, &p) != nil || p < 0 || p > 1 {
+				return badRequest("modelSettings.topP must be a number from 0 to 1")
 			}
-			return badRequest("modelSettings.%s is not supported: Parley passes on temperature and maxOutputTokens", k)
+			o.TopP = &p
+		default:
+			return badRequest("modelSettings.%s is not supported: Parley passes on temperature, maxOutputTokens and topP", clipKey(k))
 		}
 	}
 	return nil
@@ -323,7 +481,8 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 		runID := cmp.Or(b.RunID, agentcore.NewID())
 		opts := agentcore.StreamOptions{Model: b.Model, RunID: runID,
 			MaxSteps: options.MaxSteps, ToolChoice: options.ToolChoice, ActiveTools: options.ActiveTools,
-			AgentInstructions: options.Instructions, Temperature: options.Temperature, MaxOutputTokens: options.MaxOutputTokens}
+			AgentInstructions: options.Instructions, Temperature: options.Temperature, MaxOutputTokens: options.MaxOutputTokens,
+			TopP: options.TopP, ProviderOptions: options.ProviderOptions}
 		events := agent.Stream(ctx, msgs, opts)
 		return &apiRun{id: runID, events: events, close: done, agentID: agent.ID, tools: agent.ToolSet()}, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"parley/agentcore"
+	"parley/agentcore/llm"
 	"parley/agentcore/scripted"
 )
 
@@ -34,7 +36,30 @@ func TestAPIRunOptionsHostile(t *testing.T) {
 		{`"modelSettings":{"temperature":"warm"}`, "modelSettings.temperature must be a number"},
 		{`"modelSettings":{"maxOutputTokens":0}`, "modelSettings.maxOutputTokens must be a whole number from 1 to 1000000"},
 		{`"modelSettings":{"maxOutputTokens":1.5}`, "modelSettings.maxOutputTokens must be a whole number"},
-		{`"modelSettings":{"topP":0.9}`, "modelSettings.topP is not supported: Parley passes on temperature and maxOutputTokens"},
+		{`"modelSettings":{"topP":1.5}`, "modelSettings.topP must be a number from 0 to 1"},
+		{`"modelSettings":{"topP":"high"}`, "modelSettings.topP must be a number from 0 to 1"},
+		{`"modelSettings":{"topP":-0.1}`, "modelSettings.topP must be a number from 0 to 1"},
+		{`"modelSettings":{"seed":7}`, "modelSettings.seed is not supported: Parley passes on temperature, maxOutputTokens and topP"},
+		{`"providerOptions":"fast"`, "providerOptions must be an object of provider names"},
+		{`"providerOptions":[1]`, "providerOptions must be an object of provider names"},
+		{`"providerOptions":{"openai":"low"}`, "providerOptions.openai must be an object"},
+		{`"providerOptions":{"openai":{"reasoningEffort":"extreme"}}`, `providerOptions.openai.reasoningEffort must be "none", "minimal"`},
+		{`"providerOptions":{"openai":{"reasoningEffort":3}}`, `providerOptions.openai.reasoningEffort must be`},
+		{`"providerOptions":{"openai":{"promptCacheKey":7}}`, "providerOptions.openai.promptCacheKey must be a string of 1 to 256 bytes"},
+		{`"providerOptions":{"openai":{"promptCacheKey":"` + strings.Repeat("k", 300) + `"}}`, "providerOptions.openai.promptCacheKey must be a string of 1 to 256 bytes"},
+		{`"providerOptions":{"anthropic":{"cacheControl":{"type":"persistent"}}}`, `providerOptions.anthropic.cacheControl must be {"type": "ephemeral"} or false`},
+		{`"providerOptions":{"anthropic":{"cacheControl":true}}`, `providerOptions.anthropic.cacheControl must be`},
+		{`"providerOptions":{"anthropic":{"cacheControl":{"type":"ephemeral","ttl":"1h"}}}`, "providerOptions.anthropic.cacheControl.ttl is not supported"},
+		{`"providerOptions":{"anthropic":{"thinking":{"type":"enabled"}}}`, "providerOptions.anthropic.thinking.budgetTokens must be a whole number from 1024 to 128000"},
+		{`"providerOptions":{"anthropic":{"thinking":{"type":"enabled","budgetTokens":1e30}}}`, "providerOptions.anthropic.thinking"},
+		{`"providerOptions":{"anthropic":{"thinking":{"type":"enabled","budgetTokens":99999999}}}`, "providerOptions.anthropic.thinking.budgetTokens must be a whole number from 1024 to 128000"},
+		{`"providerOptions":{"anthropic":{"thinking":"on"}}`, `providerOptions.anthropic.thinking must be {"type": "enabled"`},
+		{`"providerOptions":{"anthropic":{"sendReasoning":"yes"}}`, "providerOptions.anthropic.sendReasoning must be true or false"},
+		{`"providerOptions":{"google":{"thinkingConfig":{"thinkingBudget":"lots"}}}`, "providerOptions.google.thinkingConfig.thinkingBudget must be a whole number from -1 to 32768"},
+		{`"providerOptions":{"google":{"thinkingConfig":{"thinkingBudget":4294967296}}}`, "providerOptions.google.thinkingConfig.thinkingBudget must be"},
+		{`"providerOptions":{"google":{"thinkingConfig":[]}}`, "providerOptions.google.thinkingConfig must be an object"},
+		{`"providerOptions":{"google":{"thinkingConfig":{"includeThoughts":1}}}`, "providerOptions.google.thinkingConfig.includeThoughts must be true or false"},
+		{`"providerOptions":{"google":{"thinkingConfig":{"thinkingLevel":"max"}}}`, "providerOptions.google.thinkingConfig.thinkingLevel must be"},
 		{`"modelSettings":{"` + strings.Repeat("k", 5000) + `":1}`, "modelSettings." + strings.Repeat("k", 40) + "… is not supported"},
 	} {
 		for _, memory := range []string{"", `,"memory":{"thread":"t-opts","resource":"u"}`} {
@@ -62,7 +87,7 @@ func TestAPIRunOptions(t *testing.T) {
 			e.model.Push(scripted.Reply{Text: "Done after seven."})
 			got := e.call("POST", "/api/agents/parley/generate",
 				`{"messages":"go","maxSteps":7,"toolChoice":{"type":"tool","toolName":"weather"},"activeTools":["weather","lookup"],`+
-					`"instructions":["You are terse.",{"role":"system","content":"Answer in French."}],"modelSettings":{"temperature":0.25,"maxOutputTokens":321}`+memory+`}`, http.StatusOK)
+					`"instructions":["You are terse.",{"role":"system","content":"Answer in French."}],"modelSettings":{"temperature":0.25,"maxOutputTokens":321,"topP":0.5}`+memory+`}`, http.StatusOK)
 			if got["text"] != "Done after seven." {
 				t.Fatalf("text %q, want the seventh step's", got["text"])
 			}
@@ -80,7 +105,7 @@ func TestAPIRunOptions(t *testing.T) {
 			if !slices.Equal(system, []string{"You are terse.", "Answer in French."}) {
 				t.Errorf("system messages %q, want the call's instructions instead of the agent's", system)
 			}
-			if b := string(reqs[0].Body); !strings.Contains(b, `"temperature":0.25`) || !strings.Contains(b, `321`) {
+			if b := string(reqs[0].Body); !strings.Contains(b, `"temperature":0.25`) || !strings.Contains(b, `321`) || !strings.Contains(b, `"top_p":0.5`) {
 				t.Errorf("the model settings did not reach the model: %s", b)
 			}
 			var body struct {
@@ -112,6 +137,7 @@ func TestAPIIfIdleStreamOptions(t *testing.T) {
 	for _, c := range []struct{ opts, msg string }{
 		{`{"maxSteps":0}`, "ifIdle.streamOptions: maxSteps must be between 1 and 100, not 0"},
 		{`{"modelSettings":{"seed":7}}`, "ifIdle.streamOptions: modelSettings.seed is not supported"},
+		{`{"providerOptions":{"openai":{"reasoningEffort":true}}}`, "ifIdle.streamOptions: providerOptions.openai.reasoningEffort must be"},
 		{`{"activeTools":["nope"]}`, `ifIdle.streamOptions: activeTools names "nope"`},
 	} {
 		got := e.call("POST", "/api/agents/parley/send-message",
@@ -135,5 +161,48 @@ func TestAPIIfIdleStreamOptions(t *testing.T) {
 	}
 	if b := string(reqs[0].Body); !strings.Contains(b, `"temperature":0.75`) || !strings.Contains(b, "Speak like a pirate.") || strings.Contains(b, "Be brief.") {
 		t.Errorf("the woken run did not take ifIdle's stream options: %s", b)
+	}
+}
+
+// providerOptions and modelSettings.topP in a generate body reach the
+// provider's request: openai.reasoningEffort as reasoning_effort,
+// openai.promptCacheKey as prompt_cache_key; other providers' options and
+// unknown keys are ignored, on a thread and without one.
+func TestAPIProviderOptionsReachTheProvider(t *testing.T) {
+	for _, memory := range []string{"", `,"memory":{"thread":"t-provider-options","resource":"u"}`} {
+		t.Run(fmt.Sprintf("memory=%v", memory != ""), func(t *testing.T) {
+			openaiServer := scripted.NewServer()
+			t.Cleanup(openaiServer.Close)
+			e := newAPIEnv(t, func(a *agentcore.Agent) {
+				a.Model = "openai/gpt-5"
+				a.Models = func(spec string) (llm.Model, error) {
+					return llm.Open(spec, llm.Config{APIKeys: map[string]string{"openai": "k"}, BaseURLs: map[string]string{"openai": openaiServer.URL()},
+						Getenv: func(string) string { return "" }, MaxRetries: -1})
+				}
+			})
+			openaiServer.Push(scripted.Reply{Text: "Thought hard."})
+			// (topP goes to the model too, but OpenAI's reasoning models
+			// take none: fantasy leaves it out for them.)
+			got := e.call("POST", "/api/agents/parley/generate", `{"messages":"think","modelSettings":{"topP":0.5},`+
+				`"providerOptions":{"openai":{"reasoningEffort":"high","promptCacheKey":"my-key","serviceTier":"flex"},`+
+				`"mistral":{"safePrompt":true},"anthropic":{"cacheControl":{"type":"ephemeral"},"unknown":[1,2]},"google":{"thinkingConfig":{"thinkingBudget":1024}}}`+memory+`}`, http.StatusOK)
+			if got["text"] != "Thought hard." {
+				t.Fatalf("text %q", got["text"])
+			}
+			reqs := openaiServer.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			var body map[string]any
+			if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if body["reasoning_effort"] != "high" || body["prompt_cache_key"] != "my-key" {
+				t.Errorf("reasoning_effort %v, prompt_cache_key %v: %s", body["reasoning_effort"], body["prompt_cache_key"], reqs[0].Body)
+			}
+			if _, ok := body["service_tier"]; ok {
+				t.Errorf("an option Parley does not pass on went out: %s", reqs[0].Body)
+			}
+		})
 	}
 }
