@@ -48,8 +48,10 @@ const DefaultWorkingMemoryTemplate = `# User Information
 const updateWorkingMemoryDescription = `Update the working memory with new information. Any data not included will be overwritten. Always pass data as string to the memory field. Never pass an object.`
 
 // updateWorkingMemorySchema is updateWorkingMemoryTool's inputSchema for a
-// Markdown template, as it defines it.
-var updateWorkingMemorySchema = json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"memory":{"type":"string","description":"The Markdown formatted working memory content to store. This MUST be a string. Never pass an object."}},"required":["memory"]}`)
+// Markdown template, as it defines it, closed as Mastra sends it to the
+// provider ("additionalProperties": false; an extra key is dropped, not
+// refused).
+var updateWorkingMemorySchema = json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"memory":{"type":"string","description":"The Markdown formatted working memory content to store. This MUST be a string. Never pass an object."}},"required":["memory"],"additionalProperties":false}`)
 
 // Result texts of updateWorkingMemoryTool's execute.
 const (

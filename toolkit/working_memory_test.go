@@ -18,6 +18,10 @@ import (
 // {workingMemory: {enabled: true}}}) and prints getWorkingMemoryTemplate,
 // getWorkingMemoryToolInstruction with data null and with a document, and
 // listTools' one tool: its name, id, description and input JSON Schema).
+// The wire* fields are what a real Mastra Agent with that memory sent a
+// local OpenAI-compatible server in two runs of one resource (the first
+// calling updateWorkingMemory): the tool as offered, the working-memory
+// system message of the first and of the second run, the tool result.
 func TestWorkingMemoryTextsAreMastras(t *testing.T) {
 	b, err := os.ReadFile("testdata/working_memory_mastra.json")
 	if err != nil {
@@ -30,6 +34,12 @@ func TestWorkingMemoryTextsAreMastras(t *testing.T) {
 		InstructionNull, InstructionData string
 		ToolName, ToolID, Description    string
 		Schema                           json.RawMessage
+		WireTool                         struct {
+			Name, Description string
+			Parameters        json.RawMessage
+		}
+		WireSystem     []string
+		WireToolResult string
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
@@ -47,12 +57,33 @@ func TestWorkingMemoryTextsAreMastras(t *testing.T) {
 	if m.ToolName != UpdateWorkingMemoryName || tool.ID != m.ToolID || tool.Description != m.Description {
 		t.Errorf("tool %s (%s) %q; Mastra's %s (%s) %q", UpdateWorkingMemoryName, tool.ID, tool.Description, m.ToolName, m.ToolID, m.Description)
 	}
-	var a, b2 any
-	_ = json.Unmarshal(tool.InputSchema, &a)
-	_ = json.Unmarshal(m.Schema, &b2)
-	if ja, jb := mustMarshal(a), mustMarshal(b2); ja != jb {
+	// The schema as Mastra defines it, closed as its agent sends it.
+	var own map[string]any
+	_ = json.Unmarshal(m.Schema, &own)
+	own["additionalProperties"] = false
+	if ja, jb := canonical(tool.InputSchema), mustMarshal(own); ja != jb {
 		t.Errorf("schema %s; Mastra's %s", ja, jb)
 	}
+	// What a real Mastra Agent (memory: workingMemory enabled) sent an
+	// OpenAI-compatible provider: the tool, the system message of a first
+	// run (no memory) and of a run after the update, and the tool result.
+	if tool.Description != m.WireTool.Description || canonical(tool.InputSchema) != canonical(m.WireTool.Parameters) || m.WireTool.Name != UpdateWorkingMemoryName {
+		t.Errorf("on the wire Mastra's tool is %s %q %s", m.WireTool.Name, m.WireTool.Description, m.WireTool.Parameters)
+	}
+	if len(m.WireSystem) != 2 || m.WireSystem[0] != WorkingMemoryInstruction(DefaultWorkingMemoryTemplate, "") ||
+		m.WireSystem[1] != WorkingMemoryInstruction(DefaultWorkingMemoryTemplate, "# User Information\n- **First Name**: Ada") {
+		t.Errorf("Mastra's agent sent other system messages: %q", m.WireSystem)
+	}
+	mo := workingMemoryModelOutput(WorkingMemoryResult{Success: true, Before: "a", After: "b"})
+	if got := mustMarshal(mo.Value); got != m.WireToolResult {
+		t.Errorf("the model sees %s; Mastra's %s", got, m.WireToolResult)
+	}
+}
+
+func canonical(raw json.RawMessage) string {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	return mustMarshal(v)
 }
 
 func mustMarshal(v any) string { b, _ := json.Marshal(v); return string(b) }
