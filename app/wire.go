@@ -239,6 +239,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	// Working memory (Mastra's, per resource): the tool, and on every run
 	// the document, unless Settings turned it off for this agent.
 	agent.Tools[toolkit.UpdateWorkingMemoryName] = toolkit.UpdateWorkingMemoryTool(db)
+	agent.Processors = append(agent.Processors, &toolkit.WorkingMemoryHistory{})
 	for name, t := range o.Tools {
 		agent.Tools[name] = t
 	}

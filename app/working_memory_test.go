@@ -107,6 +107,46 @@ func TestWorkingMemoryAcrossChats(t *testing.T) {
 		t.Errorf("the call's result %+v", result)
 	}
 
+	// The run saw its own call; the next run of the chat does not see it
+	// (Mastra never stores updateWorkingMemory calls), only the document.
+	wmCalls := func(req scripted.Request) (calls, results int) {
+		for _, m := range req.Messages {
+			for _, c := range m.ToolCalls {
+				if c.Name == toolkit.UpdateWorkingMemoryName {
+					calls++
+				}
+			}
+			if m.Role == "tool" && strings.Contains(m.Content, `"success"`) {
+				results++
+			}
+		}
+		return calls, results
+	}
+	if c, r := wmCalls(reqs[1]); c != 1 || r != 1 {
+		t.Errorf("the run's second step has %d updateWorkingMemory calls and %d results, want its own", c, r)
+	}
+	before := len(model.Requests())
+	model.Push(scripted.Reply{Text: "Sure."})
+	if _, err := rt.Send(ctx, agentcore.SendRequest{ThreadID: th.ID, Text: "And now?"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Wait(ctx, th.ID); err != nil {
+		t.Fatal(err)
+	}
+	next := model.Requests()[before]
+	if c, r := wmCalls(next); c != 0 || r != 0 {
+		t.Errorf("the chat's next run still shows the model %d updateWorkingMemory calls and %d results", c, r)
+	}
+	var said []string
+	for _, m := range next.Messages {
+		if m.Role != "system" {
+			said = append(said, m.Role+": "+m.Content)
+		}
+	}
+	if want := []string{"user: I'm Ada.", "assistant: Nice to meet you, Ada.", "user: And now?"}; !slices.Equal(said, want) {
+		t.Errorf("the next run's history is %q, want %q", said, want)
+	}
+
 	// The next chat reads it.
 	_, reqs = run("What's my name?", scripted.Reply{Text: "Ada."})
 	want := toolkit.WorkingMemoryInstruction(toolkit.DefaultWorkingMemoryTemplate, doc)
