@@ -123,13 +123,14 @@ func TestFullDiskFailsTheReplyEverywhere(t *testing.T) {
 	}
 
 	// Retry at once, before the failure the disk had no room for is
-	// written: the chat says failed, so Retry takes it as failed.
+	// written: the chat says failed, so Retry takes it as failed. The new
+	// reply takes the failed one's place, as its next version.
 	p.room(t)
 	p.Model.Push(scripted.Reply{Text: "Room again."})
 	retries := pg.MustElements("#messages .msg-assistant .msg-retry")
 	retries[len(retries)-1].MustClick()
 	waitJS(t, pg, `() => { const ms = document.querySelectorAll('#messages .msg-assistant');
-		return ms.length === 4 && ms[3].dataset.status === 'complete' && ms[3].innerText.includes('Room again.') }`)
+		return ms.length === 3 && ms[2].dataset.status === 'complete' && ms[2].innerText.includes('Room again.') && ms[2].querySelector('.version-count')?.innerText === '2/2' }`)
 	pg.MustReload()
 	pg.MustWaitLoad()
 	if n := pg.MustEval(`() => document.querySelectorAll('#messages .msg-assistant[data-status=streaming]').length`).Int(); n != 0 {
