@@ -31,6 +31,12 @@ import (
 // for every one would cost a request per frame for nothing.
 const ackMin = 4 << 10
 
+// ackReplaceMin is the size from which a replaced open block counts
+// towards ackMin: below it, waiting for the page would cost a fast reply
+// a round trip per frame (the end of a 20,000 tok/s stream came up to
+// 100 ms late) for a patch the page draws at once.
+const ackReplaceMin = 16 << 10
+
 // ackTimeout is how long a stream waits for an acknowledgement before it
 // sends again anyway: a page that draws a frame in longer than this is
 // frozen whatever we do, and a lost answer must not stop the stream.

@@ -2,9 +2,15 @@ package ui
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/starfederation/datastar-go/datastar"
+
+	"parley/ui/markdown"
 )
 
 // A frame that waits for the page's answer waits ackTimeout at most: a
@@ -75,5 +81,31 @@ func TestAckHandler(t *testing.T) {
 	}
 	if w := do(h, "POST", "/t/x/ack?s="+g.token+"&n=x", hdr); w.Code != http.StatusBadRequest {
 		t.Fatalf("bad ack: %d", w.Code)
+	}
+}
+
+// What a frame adds makes it wait for the page; re-sending a fast reply's
+// open paragraph does not, unless it is large.
+func TestFrameBytesCountWhatAFrameAdds(t *testing.T) {
+	v := &chatStream{sse: datastar.NewSSE(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))}
+	open := strings.Repeat("x", 5<<10)
+	if err := v.apply([]markdown.Op{{Mode: markdown.Replace, ID: "m-o1", HTML: open}}); err != nil {
+		t.Fatal(err)
+	}
+	if v.frameBytes >= ackMin {
+		t.Fatalf("a 5 KiB open block re-sent counts %d bytes: every frame of a fast reply would wait", v.frameBytes)
+	}
+	if err := v.apply([]markdown.Op{{Mode: markdown.Before, ID: "m-o1", HTML: open}}); err != nil {
+		t.Fatal(err)
+	}
+	if v.frameBytes < ackMin {
+		t.Fatalf("5 KiB of finished blocks count %d bytes", v.frameBytes)
+	}
+	v.frameBytes = 0
+	if err := v.apply([]markdown.Op{{Mode: markdown.Replace, ID: "m-o1", HTML: strings.Repeat("y", ackReplaceMin)}}); err != nil {
+		t.Fatal(err)
+	}
+	if v.frameBytes < ackMin {
+		t.Fatal("a large open block re-sent does not count")
 	}
 }

@@ -271,7 +271,12 @@ func shellOf(view components.Message) string {
 // apply sends a markdown.Stream's operations.
 func (v *chatStream) apply(ops []markdown.Op) error {
 	for _, op := range ops {
-		v.sent(op.HTML)
+		// What a frame adds counts towards waiting for the page; the open
+		// block it replaces only when that is large: a fast reply's open
+		// paragraph is re-sent every frame, and drawing it is cheap.
+		if op.Mode != markdown.Replace || len(op.HTML) >= ackReplaceMin {
+			v.sent(op.HTML)
+		}
 		var err error
 		switch op.Mode {
 		case markdown.Before:
