@@ -3,7 +3,6 @@ package ui
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"html"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -119,8 +118,7 @@ func (g *gate) deliver(n uint64) {
 func (v *chatStream) askAck() error {
 	n := v.gate.ask()
 	u := "/t/" + url.PathEscape(v.id) + "/ack?s=" + v.gate.token + "&n=" + strconv.FormatUint(n, 10)
-	el := `<div hidden data-init="` + html.EscapeString(components.Expr("parleyAck(%s); el.remove()", u)) + `"></div>`
-	return v.sse.PatchElements(el, datastar.WithSelector("body"), datastar.WithModeAppend())
+	return v.sse.PatchElements(renderString(components.AckRequest(u)), datastar.WithSelector("body"), datastar.WithModeAppend())
 }
 
 // ack answers POST /t/{id}/ack?s=token&n=frame, a page's acknowledgement
