@@ -31,7 +31,14 @@ func TestStreamFlowControl(t *testing.T) {
 			defer cancel()
 			lines := make(chan streamLine, 4096)
 			e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
-			e.model.Push(scripted.Reply{Text: text})
+			// In pieces larger than the page's pace, so that it is behind
+			// however fast the machine: every paced frame waits for it.
+			var pieces []string
+			for rest := text; rest != ""; {
+				n := min(len(rest), 10<<10)
+				pieces, rest = append(pieces, rest[:n]), rest[n:]
+			}
+			e.model.Push(scripted.Reply{Text: text, Tokens: pieces})
 			start := time.Now()
 			if code, body := e.post("/t/"+th+"/send", `{"draft":"go"}`); code != 200 {
 				t.Fatalf("send: %d %s", code, body)
