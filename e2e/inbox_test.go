@@ -198,7 +198,7 @@ func TestSendNowReachesRunningAgent(t *testing.T) {
 	if last.Role != "user" || last.Content != "and cover it with tests" {
 		t.Fatalf("second model input ends with %s %q", last.Role, last.Content)
 	}
-	order := evalString(pg, `() => [...document.querySelectorAll('#messages .msg')].map(m => m.classList.contains('msg-user') ? 'U:' + m.innerText.split('\n').pop() : 'A').join(' ')`)
+	order := evalString(pg, `() => [...document.querySelectorAll('#messages .msg')].map(m => m.classList.contains('msg-user') ? 'U:' + m.querySelector('.msg-body').innerText.trim() : 'A').join(' ')`)
 	if !strings.HasPrefix(order, "U:refactor the parser A U:and cover it with tests A") {
 		t.Fatalf("chat order %q", order)
 	}
