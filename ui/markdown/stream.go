@@ -480,8 +480,11 @@ func (s *Stream) codeLines(final bool) []Op {
 			body := codeHTML(codeBlock{code: all})
 			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, body, true))})
 			c.tail = ""
-		case c.hl && closed && (c.plain || c.size+len(code) <= plainMax):
-			// Highlighted with the whole block below.
+		case c.hl && closed && c.plain:
+			// Lines went out plain: the whole block is highlighted below,
+			// these with it. (A block whose lines all went out highlighted
+			// takes its last ones line by line too, and closing it then
+			// replaces nothing: the highlight is the same.)
 			c.size += len(code)
 			c.plain = true
 		case c.hl && !closed && c.size+len(code) <= plainMax && len(code) > liveHighlight:

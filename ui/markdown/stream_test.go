@@ -574,3 +574,25 @@ func TestStreamLongCodeChunks(t *testing.T) {
 		t.Fatalf("splitLines: %q", got)
 	}
 }
+
+// A code block written at a model's pace goes out highlighted line by line
+// and closing it re-sends nothing: a frame's patch stays small (make
+// bench's patch_largest_reply_frame, ≤ 4 KB). Closing used to replace
+// the whole block, highlighted again, every time (5 KB for 20 lines).
+func TestStreamCodeCloseSendsLittle(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Intro paragraph.\n\n```go\n")
+	for j := range 20 {
+		fmt.Fprintf(&b, "\tv%d := compute(%d, %d) // step %d\n", j, 1, j, j)
+	}
+	b.WriteString("```\n\nAfter.\n")
+	text := b.String()
+	s := NewStream("m1")
+	for i := 8; i <= len(text); i += 8 {
+		for _, op := range s.Next(text[:i]) {
+			if len(op.HTML) > 1500 {
+				t.Fatalf("at byte %d of %d: a %d-byte patch (%v of %s)", i, len(text), len(op.HTML), op.Mode, op.ID)
+			}
+		}
+	}
+}
