@@ -23,16 +23,23 @@ import (
 // cases (text, code; e.g. PARLEY_FRAMES=text,code), and writes a Chrome
 // trace of each case to PARLEY_FRAMES_TRACE.<case>.json when that is set
 // (open it in chrome://tracing or Perfetto for the breakdown of a task).
+//
+// Without them (make test) it streams 8 KiB of text through the same
+// observers and checks they recorded the stream, so the diagnostic is
+// known to work when it is needed.
 func TestBenchLongFrames(t *testing.T) {
-	if !*benchFlag || os.Getenv("PARLEY_FRAMES") == "" {
-		t.Skip("a diagnostic: run with -bench and PARLEY_FRAMES=text,code")
+	cases, size := os.Getenv("PARLEY_FRAMES"), 1<<20
+	diagnose := *benchFlag && cases != ""
+	var s target
+	if diagnose {
+		s = startParleyProcess(t, t.TempDir(), newModel(t))
+	} else {
+		cases, size, s = "text", 8<<10, startParley(t).target()
 	}
-	model := newModel(t)
-	s := startParleyProcess(t, t.TempDir(), model)
-	for _, which := range strings.Split(os.Getenv("PARLEY_FRAMES"), ",") {
-		content := markdownText(1 << 20)
+	for _, which := range strings.Split(cases, ",") {
+		content := markdownText(size)
 		if which == "code" {
-			content = codeText(1 << 20)
+			content = codeText(size)
 		}
 		id := s.newThread(t)
 		s.yolo(t, id)
@@ -48,6 +55,13 @@ func TestBenchLongFrames(t *testing.T) {
 		waitJSFor(t, pg, writeWait, runEnded)
 		if stopTrace != nil {
 			stopTrace()
+		}
+		if !diagnose {
+			if !pg.MustEval(`() => Array.isArray(window.__loaf) && Array.isArray(window.__long) && Array.isArray(window.__nodes) && typeof window.__agg === 'object'`).Bool() {
+				t.Fatal("the frame observers are not in the page")
+			}
+			closePage()
+			continue
 		}
 		fmt.Println(which, "longest frames", pg.MustEval(`() => JSON.stringify(window.__loaf.sort((a,b)=>b.dur-a.dur).slice(0,6), null, 1)`).String())
 		fmt.Println(which, "scripts and rendering summed", pg.MustEval(`() => JSON.stringify(Object.entries(window.__agg).filter(([k,v]) => v.dur > 30).map(([k,v]) => k + ' n=' + v.n + ' dur=' + Math.round(v.dur) + ' forced=' + Math.round(v.forced)), null, 1)`).String())
