@@ -2,9 +2,7 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -172,29 +170,7 @@ func TestTreeLastChosenModel(t *testing.T) {
 // shows the branch the old descent by chosen_at showed: the leaves stay.
 func TestTreeMigrationActivePath(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`)
-	all, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range all {
-		if m.version > 13 {
-			break
-		}
-		exec(m.sql)
-		exec(`INSERT INTO schema_migrations VALUES (?, 0)`, m.version)
-	}
+	path, raw, exec := databaseAsOf(t, 13)
 	exec(`INSERT INTO resources (id, created_at, updated_at) VALUES ('r', 0, 0)`)
 	for _, th := range []string{"tree", "rewound", "line"} {
 		exec(`INSERT INTO threads (id, resource_id, title, created_at, updated_at) VALUES (?, 'r', ?, 0, 0)`, th, th)

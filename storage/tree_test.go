@@ -682,29 +682,7 @@ func TestTreeImport(t *testing.T) {
 // signals, and seqs with gaps left by moves.
 func TestTreeMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`)
-	all, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range all {
-		if m.version > 11 {
-			break
-		}
-		exec(m.sql)
-		exec(`INSERT INTO schema_migrations VALUES (?, 0)`, m.version)
-	}
+	path, raw, exec := databaseAsOf(t, 11)
 	exec(`INSERT INTO resources (id, created_at, updated_at) VALUES ('r', 0, 0)`)
 	for _, th := range []string{"chat", "signals", "empty", "trashed"} {
 		exec(`INSERT INTO threads (id, resource_id, title, created_at, updated_at) VALUES (?, 'r', ?, 0, 0)`, th, th)
@@ -850,4 +828,35 @@ func mustList(t testing.TB, db *DB, threadID string) []agentcore.Message {
 		t.Fatal(err)
 	}
 	return ms
+}
+
+// databaseAsOf makes a database file with the migrations up to version
+// applied, as a Parley of that time left it, and returns its path, the
+// open handle and a statement runner that fails the test.
+func databaseAsOf(t *testing.T, version int) (string, *sql.DB, func(q string, args ...any)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(context.Background(), q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`)
+	all, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if m.version > version {
+			break
+		}
+		exec(m.sql)
+		exec(`INSERT INTO schema_migrations VALUES (?, 0)`, m.version)
+	}
+	return path, raw, exec
 }
