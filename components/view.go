@@ -242,6 +242,11 @@ type Versions struct {
 	Prev, Next string // the neighbouring versions' ids ("" at the ends)
 }
 
+// RegenerateURL answers again in place of a reply with model.
+func RegenerateURL(threadID, messageID, model string) string {
+	return BranchURL(threadID, messageID, "regenerate") + "?" + url.Values{"model": {model}}.Encode()
+}
+
 // BranchURL is the address of one of a message's tree commands (action is
 // a constant: "edit", "editor", "view", "regenerate", "switch", "fork").
 func BranchURL(threadID, messageID, action string) string {
