@@ -70,8 +70,17 @@ func (rt *Runtime) SendStateSignal(ctx context.Context, in StateInput, to Signal
 		return StateResult{}, fmt.Errorf("state signal thread %s: %w", to.ThreadID, err)
 	}
 	lanes := stateLanes(thread.Metadata)
-	prev, seen := lanes[in.ID]
+	prev, seen, rebuilt, err := rt.laneOnBranch(ctx, thread.ID, in.ID, lanes)
+	if err != nil {
+		return StateResult{}, err
+	}
 	if seen && prev.CurrentCacheKey == in.CacheKey && prev.CurrentMode == mode {
+		if rebuilt {
+			// Kept, so the next update on this branch need not look again.
+			if err := rt.trackLane(ctx, thread.ID, in.ID, prev); err != nil {
+				return StateResult{}, err
+			}
+		}
 		return StateResult{Accepted: Accepted{Action: Persist}, Skipped: true, Reason: "unchanged"}, nil
 	}
 	version := prev.Version + 1
@@ -101,22 +110,127 @@ func (rt *Runtime) SendStateSignal(ctx context.Context, in StateInput, to Signal
 	if mode == "snapshot" {
 		lane.LastSnapshotSignalID = sig.ID
 	}
-	lanes[in.ID] = lane
-	// Only mastra.stateSignals changes, atomically: the chat's other
-	// settings may change meanwhile.
-	_, err = rt.store.UpdateThreadMetadata(ctx, thread.ID, func(md map[string]any) error {
+	if err := rt.trackLane(ctx, thread.ID, in.ID, lane); err != nil {
+		return StateResult{}, err
+	}
+	return StateResult{Accepted: acc, Signal: &sig}, nil
+}
+
+// trackLane writes lane id's tracking on the thread's metadata. Only
+// mastra.stateSignals.<id> changes, atomically: the chat's other settings
+// may change meanwhile. The caller holds the thread's state lock.
+func (rt *Runtime) trackLane(ctx context.Context, threadID, id string, lane stateLane) error {
+	_, err := rt.store.UpdateThreadMetadata(ctx, threadID, func(md map[string]any) error {
 		mastra, _ := md["mastra"].(map[string]any)
 		if mastra == nil {
 			mastra = map[string]any{}
 		}
+		lanes := stateLanes(md)
+		lanes[id] = lane
 		mastra["stateSignals"] = lanes
 		md["mastra"] = mastra
 		return nil
 	})
 	if err != nil {
-		return StateResult{}, fmt.Errorf("track state lane %s: %w", in.ID, err)
+		return fmt.Errorf("track state lane %s: %w", id, err)
 	}
-	return StateResult{Accepted: acc, Signal: &sig}, nil
+	return nil
+}
+
+// statePage is how many messages laneOnBranch reads at a time, newest
+// first: a lane's last signal is usually near the end of the branch.
+const statePage = 100
+
+// laneOnBranch is lane id as the thread's active branch holds it. The
+// tracking on the thread's metadata is the thread's, but the signals it
+// names are messages on one branch: after an edit, a regeneration or a
+// switch, the model reading the active branch may never have seen them.
+// The tracking stands while its last signal (and its last snapshot, which
+// a delta is read on top of) are on the active branch. Otherwise the lane
+// is rebuilt from the newest state signal of that id on the active branch,
+// with that branch's own versions, or is unseen (seen false) when the
+// branch has none: the update is then sent, a delta as it came, with no
+// snapshot recorded (spec §4.4 leaves re-snapshotting to the sender, whose
+// processor is told hasSnapshot false when the snapshot is not in view).
+func (rt *Runtime) laneOnBranch(ctx context.Context, threadID, id string, lanes map[string]stateLane) (lane stateLane, seen, rebuilt bool, err error) {
+	if tracked, ok := lanes[id]; ok {
+		stands, err := rt.onBranch(ctx, threadID, tracked.LastSignalID)
+		if err == nil && stands && tracked.LastSnapshotSignalID != "" && tracked.LastSnapshotSignalID != tracked.LastSignalID {
+			stands, err = rt.onBranch(ctx, threadID, tracked.LastSnapshotSignalID)
+		}
+		if err != nil {
+			return stateLane{}, false, false, fmt.Errorf("state lane %s: %w", id, err)
+		}
+		if stands {
+			return tracked, true, false, nil
+		}
+	}
+	// Also when the thread has no tracking of the lane: a fork holds the
+	// signals of its branch but not the tracking.
+	q := MessageQuery{Limit: statePage, Last: true}
+	for {
+		page, err := rt.store.ListMessages(ctx, threadID, q)
+		if err != nil {
+			return stateLane{}, false, false, fmt.Errorf("state lane %s: read the active branch: %w", id, err)
+		}
+		for i := len(page) - 1; i >= 0; i-- {
+			st, ok := stateOf(page[i], id)
+			if !ok {
+				continue
+			}
+			if !seen {
+				seen = true
+				lane = stateLane{CurrentCacheKey: st.CacheKey, CurrentMode: cmpStr(st.Mode, "snapshot"), Version: st.Version,
+					LastSignalID: page[i].ID, UpdatedAt: page[i].CreatedAt}
+			}
+			if cmpStr(st.Mode, "snapshot") == "snapshot" {
+				lane.LastSnapshotSignalID = page[i].ID
+				return lane, true, true, nil
+			}
+		}
+		if len(page) < statePage {
+			return lane, seen, seen, nil
+		}
+		q.BeforeSeq = page[0].Seq
+	}
+}
+
+// onBranch reports whether message id is on threadID's active branch; a
+// message since deleted is not.
+func (rt *Runtime) onBranch(ctx context.Context, threadID, id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	m, err := rt.store.GetMessage(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.ThreadID == threadID && m.Active, nil
+}
+
+// signalState is a state signal's metadata.state.
+type signalState struct {
+	ID       string `json:"id"`
+	CacheKey string `json:"cacheKey"`
+	Mode     string `json:"mode"`
+	Version  int    `json:"version"`
+}
+
+// stateOf reads the state of lane id from a stored state signal; ok is
+// false when m is not one.
+func stateOf(m Message, id string) (signalState, bool) {
+	sig, ok := SignalOf(m)
+	if !ok || sig.Type != SignalState {
+		return signalState{}, false
+	}
+	var st signalState
+	if raw, ok := sig.Metadata["state"]; !ok || remarshal(raw, &st) != nil || st.ID != id || st.CacheKey == "" {
+		return signalState{}, false
+	}
+	return st, true
 }
 
 // stateLanes reads mastra.stateSignals from thread metadata.
