@@ -245,7 +245,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	memory := chat.NewMemory(db, log)
 	in.Memory = memory
-	in.Runtime.Prepare = memory.WithMemory(agent, chat.Prepare(agent, wss))
+	in.Runtime.Prepare = memory.WithMemory(agent, chat.NewModelDefaults(db).WithDefaults(chat.Prepare(agent, wss)))
 	in.Runtime.AutoTitle = true
 	in.Runtime.StartNotifications()
 	in.stopMemory = returnMemory(in.Runtime, heapBeyondLive, releaseMemory)

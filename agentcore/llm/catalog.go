@@ -22,6 +22,9 @@ type Info struct {
 	// Thinking control is shown). False for the models known to have no
 	// reasoning, and for unknown models true: nothing says they cannot.
 	Reasoning bool
+	// MaxOutput is the most tokens one answer may have (the provider's
+	// max_tokens limit); 0: unknown.
+	MaxOutput int64
 }
 
 // entry is a catalog line: window, priced, input, cached input, output.
@@ -39,6 +42,18 @@ const anthropicCacheWrite = 1.25
 var noReasoning = map[string]bool{
 	"gpt-4.1": true, "gpt-4.1-mini": true, "gpt-4.1-nano": true, "gpt-4o": true, "gpt-4o-mini": true,
 	"claude-3-5-sonnet": true, "claude-3-5-haiku": true, "gemini-2.0-flash": true, "scripted": true,
+}
+
+// maxOutput is the most output tokens per call, from each provider's
+// model pages (Anthropic's without the 128k beta header), as of August
+// 2025; a model missing here has no known limit.
+var maxOutput = map[string]int64{
+	"gpt-5": 128_000, "gpt-5-mini": 128_000, "gpt-5-nano": 128_000,
+	"gpt-4.1": 32_768, "gpt-4.1-mini": 32_768, "gpt-4.1-nano": 32_768, "gpt-4o": 16_384, "gpt-4o-mini": 16_384,
+	"o3": 100_000, "o3-mini": 100_000, "o4-mini": 100_000,
+	"claude-opus-4": 32_000, "claude-sonnet-4": 64_000, "claude-3-7-sonnet": 64_000, "claude-3-5-sonnet": 8_192,
+	"claude-3-5-haiku": 8_192, "claude-haiku-4-5": 64_000,
+	"gemini-2.5-pro": 65_536, "gemini-2.5-flash": 65_536, "gemini-2.5-flash-lite": 65_536, "gemini-2.0-flash": 8_192,
 }
 
 // catalog is keyed by model name without provider; a dated or suffixed
@@ -102,6 +117,7 @@ func Lookup(spec string) (Info, bool) {
 		e := catalog[best]
 		info := Info{ContextWindow: e.window, Priced: e.priced, Input: e.input, CachedInput: e.cachedInput, Output: e.output}
 		info.Reasoning = !noReasoning[best]
+		info.MaxOutput = maxOutput[best]
 		if strings.HasPrefix(best, "claude-") {
 			info.CacheWrite = info.Input * anthropicCacheWrite
 		}

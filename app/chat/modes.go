@@ -47,6 +47,7 @@ func Prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.T
 		}
 		opts.ActiveTools = active
 		opts.Thinking = s.Thinking
+		applySampling(opts, s.Sampling.within(opts.Model))
 		// The project's rules (AGENTS.md), read on every run, then the
 		// user's own for this chat.
 		if ws, err := wss.For(&agentcore.ToolContext{RequestContext: opts.RequestContext}); err == nil {

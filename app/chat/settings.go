@@ -72,6 +72,9 @@ type Settings struct {
 	// Thinking is how hard the model thinks (the header's Thinking
 	// control); "": the model's own default.
 	Thinking llm.Thinking
+	// Sampling are the chat's own temperature, max output tokens and
+	// top-p (chat menu → Model settings); unset: the model's defaults.
+	Sampling Sampling
 }
 
 // MaxChatInstructions bounds a chat's own instructions.
@@ -101,6 +104,7 @@ func decode(meta map[string]any) Settings {
 	if v, _ := meta[keyThinking].(string); v != "" {
 		s.Thinking, _ = llm.ParseThinking(v) // unknown: the default
 	}
+	s.Sampling = decodeSampling(meta)
 	list, _ := meta[keyPlans].([]any)
 	for _, p := range list {
 		m, _ := p.(map[string]any)
@@ -139,6 +143,7 @@ func encode(meta map[string]any, was, s Settings) {
 	if s.Thinking != was.Thinking {
 		setOrDelete(meta, keyThinking, string(s.Thinking))
 	}
+	encodeSampling(meta, was.Sampling, s.Sampling)
 	if !slices.Equal(s.Plans, was.Plans) {
 		list := make([]any, len(s.Plans))
 		for i, p := range s.Plans {
