@@ -138,7 +138,7 @@ e2e: deps assets desktop mastra-cli mastra-oracle axe
 bench: build
 	set -o pipefail; PARLEY_BIN=$(CURDIR)/bin/parley $(GO) test -v -count=1 -run '^TestBench' -timeout 20m ./e2e/... -args -bench \
 		| grep -E '^(BENCH|--- FAIL|FAIL|ok|panic)|_test.go:'
-	set -o pipefail; $(GO) test -v -count=1 -run '^TestBench(Figures|FinalWrite|BranchFigures)$$' ./agentcore/partialjson/ ./agentcore/llm/ ./storage/ -args -bench-figures \
+	set -o pipefail; $(GO) test -v -count=1 -run '^TestBench(Figures|FinalWrite|BranchFigures)$$' ./agentcore/ ./agentcore/partialjson/ ./agentcore/llm/ ./storage/ -args -bench-figures \
 		| grep -E '^(BENCH|--- FAIL|FAIL|panic)|_test.go:'
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./storage/ ./ui/markdown/ \
 		| awk '/^Benchmark/ { printf "BENCH %s %s ns/op\n", $$1, $$3 } /^(FAIL|ok)/'
