@@ -14,6 +14,10 @@ type SearchHit struct {
 	Kind    string // what matched: "Title", "Tool call", "You", "Parley"
 	When    string
 	Snippet []SnippetPart
+	// OtherVersion: the message is on a branch of its chat that the chat
+	// does not show (an older version of an edited or regenerated turn);
+	// opening the hit shows that branch.
+	OtherVersion bool
 }
 
 // SnippetPart is plain text; Match marks the words that matched.

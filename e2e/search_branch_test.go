@@ -11,9 +11,9 @@ import (
 )
 
 // Search finds a reply of a branch the chat does not show (a regenerated
-// reply's older version), and opening the hit shows that branch at that
-// message: highlighted, version 1/2, the newer version gone from the page;
-// the chat stays on it across a reload.
+// reply's older version) and marks it "Other version"; opening the hit
+// shows that branch at that message: highlighted, version 1/2, the newer
+// version gone from the page; the chat stays on it across a reload.
 func TestSearchJumpsIntoInactiveBranch(t *testing.T) {
 	p := startParley(t)
 	ctx := context.Background()
@@ -45,6 +45,18 @@ func TestSearchJumpsIntoInactiveBranch(t *testing.T) {
 	waitJS(t, pg, `() => document.getElementById('search').open && document.activeElement.id === 'search-q'`)
 	pg.MustElement("#search-q").MustInput("zebracorn")
 	waitJS(t, pg, `() => document.querySelectorAll('#search-results .search-hit').length === 1`)
+	// The hit says it is in a version the chat does not show: in words,
+	// visible, in light and dark.
+	mark := `() => { const m = document.querySelector('#search-results .search-hit .hit-version');
+		if (!m) return false;
+		const r = m.getBoundingClientRect(), s = getComputedStyle(m);
+		return m.innerText.trim() === 'Other version' && r.width > 0 && r.height > 0 && s.visibility === 'visible' && s.opacity !== '0' }`
+	waitJS(t, pg, mark)
+	pg.MustScreenshot(artifact("search-other-version.png"))
+	theme(t, pg, "dark")
+	waitJS(t, pg, mark)
+	pg.MustScreenshot(artifact("search-other-version-dark.png"))
+	theme(t, pg, "light")
 	pg.KeyActions().Type(input.Enter).MustDo()
 
 	hit := "msg-" + old.ID

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -43,11 +45,30 @@ func (s *Server) searchBox(w http.ResponseWriter, r *http.Request) {
 		}
 		now := time.Now()
 		for _, h := range hits {
-			v.Hits = append(v.Hits, searchHitView(h, now))
+			hv := searchHitView(h, now)
+			hv.OtherVersion = s.inOtherVersion(r.Context(), h)
+			v.Hits = append(v.Hits, hv)
 		}
 	}
 	sse := datastar.NewSSE(w, r)
 	_ = sse.PatchElementTempl(components.SearchResults(v))
+}
+
+// inOtherVersion reports whether hit h is a message off its chat's active
+// branch: search finds every branch, the chat shows one. A message that
+// cannot be read now is left unmarked; opening it says what became of it.
+func (s *Server) inOtherVersion(ctx context.Context, h agentcore.SearchHit) bool {
+	if h.MessageID == "" {
+		return false
+	}
+	m, err := s.rt.GetMessage(ctx, h.MessageID)
+	if err != nil {
+		if !errors.Is(err, agentcore.ErrNotFound) {
+			s.log.Info("search: is the hit shown", "message", h.MessageID, "err", err)
+		}
+		return false
+	}
+	return m.ThreadID == h.ThreadID && !m.Active
 }
 
 func searchHitView(h agentcore.SearchHit, now time.Time) components.SearchHit {
