@@ -86,17 +86,14 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 		return agentcore.Thread{}, err
 	}
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO messages
-		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type, parent_id, chosen_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), ?)`)
+		(id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type, parent_id, chosen_at, strand)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, nullif(?, ''), ?, ?)`)
 	if err != nil {
 		return agentcore.Thread{}, err
 	}
 	defer insert.Close()
-	onPath, err := tx.PrepareContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, last_insert_rowid())`)
-	if err != nil {
-		return agentcore.Thread{}, err
-	}
-	defer onPath.Close()
+	strand, forks := strandsOf(parents, active)
+	leaf := -1
 	chosen := ms(now()) // the active branch was chosen last: a switch below it follows it
 	ids := make([]string, len(imp.Messages))
 	for i, m := range imp.Messages {
@@ -129,14 +126,15 @@ func importThread(ctx context.Context, tx *sql.Tx, imp agentcore.ThreadImport) (
 			chosenAt = chosen
 		}
 		if _, err := insert.ExecContext(ctx, m.ID, t.ID, t.ResourceID, i+1, m.Role, string(content), m.Status,
-			created, m.Type, parent, chosenAt); err != nil {
+			created, m.Type, parent, chosenAt, strand[i]); err != nil {
 			return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
 		}
 		if active[i] {
-			if _, err := onPath.ExecContext(ctx, t.ID, i+1); err != nil {
-				return agentcore.Thread{}, fmt.Errorf("message %d: %w", i+1, err)
-			}
+			leaf = i
 		}
+	}
+	if err := writeStrands(ctx, tx, t.ID, strand, forks, leaf); err != nil {
+		return agentcore.Thread{}, fmt.Errorf("the branches: %w", err)
 	}
 	return t, nil
 }

@@ -17,17 +17,17 @@ import (
 
 // insertCols are the columns a new message is given; messageCols those a
 // message is read with (scanMessage), from messages, whether it is on the
-// active branch looked up in active_path; activeCols the same read through
-// a join of active_path, where it is.
+// active branch looked up in path_segments (onPath); activeCols the same
+// read through pathRows, where it is.
 const (
 	insertCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
 	storedCols = `messages.id, messages.thread_id, messages.resource_id, messages.seq, messages.role,
 		messages.content, messages.status, messages.run_id, messages.created_at, messages.type,
 		coalesce(messages.parent_id, '')`
-	messageCols = storedCols + `, EXISTS (SELECT 1 FROM active_path AS ap
-		WHERE ap.thread_id = messages.thread_id AND ap.seq = messages.seq)`
 	activeCols = storedCols + `, 1`
 )
+
+var messageCols = storedCols + `, ` + onPath("messages")
 
 // AppendMessage stores m as the last message of its thread: Seq is one past
 // the thread's highest, ID and CreatedAt are filled in when empty, Status
@@ -54,28 +54,26 @@ func (db *DB) AppendMessage(ctx context.Context, m agentcore.Message) (agentcore
 				return fmt.Errorf("parent %s: %w", m.ParentID, err)
 			}
 		}
-		// One statement reads max(seq) and the active leaf and inserts,
-		// inside the writer's transaction, so two appends can never take
-		// the same seq nor the same parent.
-		var parent sql.NullString
-		var pk int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, chosen_at)
-			SELECT ?, t.id, coalesce(nullif(?, ''), t.resource_id),
-				coalesce((SELECT max(seq) FROM messages WHERE thread_id = t.id), 0) + 1,
-				?, ?, ?, ?, ?, ?, (`+activeLeaf+`), ?
-			FROM threads AS t WHERE t.id = ?
-			RETURNING pk, seq, resource_id, parent_id`,
-			m.ID, m.ResourceID, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.Type,
-			ms(now()), m.ThreadID,
-		).Scan(&pk, &m.Seq, &m.ResourceID, &parent)
+		// The seq, the parent (the active leaf) and the strand are read and
+		// the row inserted inside the writer's transaction, so two appends
+		// can never take the same seq nor the same parent.
+		err := tx.QueryRowContext(ctx, `SELECT coalesce(nullif(?, ''), t.resource_id),
+				coalesce((SELECT max(seq) FROM messages WHERE thread_id = t.id), 0) + 1
+			FROM threads AS t WHERE t.id = ?`, m.ResourceID, m.ThreadID).Scan(&m.ResourceID, &m.Seq)
 		if err != nil {
 			return notFound(err)
 		}
-		m.ParentID, m.Active = parent.String, true
-		if _, err := tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, ?)`,
-			m.ThreadID, m.Seq, pk); err != nil {
+		strand, parent, err := place(ctx, tx, m.ThreadID, m.Seq)
+		if err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (`+insertCols+`, parent_id, chosen_at, strand)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, m.ThreadID, m.ResourceID, m.Seq, m.Role, string(content), m.Status, m.RunID, ms(m.CreatedAt), m.Type,
+			parent, ms(now()), strand); err != nil {
+			return err
+		}
+		m.ParentID, m.Active = parent.String, true
 		_, err = tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, ms(now()), m.ThreadID)
 		return err
 	})
@@ -171,8 +169,8 @@ func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) 
 			if err := detach(ctx, tx, threadID, id); err != nil {
 				return fmt.Errorf("message %s: %w", id, err)
 			}
-			// Off the path where it was (if it was on it), then on again at
-			// its end with its new seq.
+			// Out of its strand where it was (strand -1 is none) with its new
+			// seq, then on the path again at its end.
 			var at node
 			if err := tx.QueryRowContext(ctx, `SELECT pk, seq FROM messages WHERE id = ?`, id).Scan(&at.PK, &at.Seq); err != nil {
 				return fmt.Errorf("message %s: %w", id, notFound(err))
@@ -181,16 +179,17 @@ func (db *DB) MoveMessages(ctx context.Context, threadID string, ids ...string) 
 				return fmt.Errorf("message %s: %w", id, err)
 			}
 			err := tx.QueryRowContext(ctx, `UPDATE messages
-				SET seq = (SELECT max(seq) FROM messages WHERE thread_id = ?1) + 1,
-					parent_id = (SELECT m.id FROM active_path AS a JOIN messages AS m ON m.pk = a.pk
-						WHERE a.thread_id = ?1 ORDER BY a.seq DESC LIMIT 1),
-					chosen_at = ?3
+				SET seq = (SELECT max(seq) FROM messages WHERE thread_id = ?1) + 1, strand = -1, chosen_at = ?3
 				WHERE pk = ?2 RETURNING seq`, threadID, at.PK, ms(now())).Scan(&at.Seq)
 			if err != nil {
 				return fmt.Errorf("message %s: %w", id, notFound(err))
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk) VALUES (?, ?, ?)`,
-				threadID, at.Seq, at.PK); err != nil {
+			strand, parent, err := place(ctx, tx, threadID, at.Seq)
+			if err != nil {
+				return fmt.Errorf("message %s: %w", id, err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE messages SET parent_id = ?, strand = ? WHERE pk = ?`,
+				parent, strand, at.PK); err != nil {
 				return fmt.Errorf("message %s: %w", id, err)
 			}
 		}
@@ -239,15 +238,19 @@ func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, err
 // as shown, and as the model reads it) in Seq order. An unknown thread has
 // no messages (it is not an error: callers that care ask GetThread).
 func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.MessageQuery) ([]agentcore.Message, error) {
-	// Both bounds walk active_path's key, each row its message by pk: a
-	// page of a long thread costs what a page of a short one does, however
-	// many branches it has.
-	query := `SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
-		WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq LIMIT ?`
+	// The segments are read by their key from the one holding the first
+	// seq wanted, each range by messages_strand: a page of a long thread
+	// costs what a page of a short one does, however many branches it has.
+	query := `SELECT ` + activeCols + ` FROM ` + pathRows + `
+		WHERE g.thread_id = ?1 AND g.lo >= coalesce((SELECT max(lo) FROM path_segments WHERE thread_id = ?1 AND lo <= ?2), 0)
+			AND g.lo < ?3 AND messages.seq > ?2 AND messages.seq < ?3
+		ORDER BY g.lo, messages.seq LIMIT ?4`
 	if q.Last && q.Limit > 0 {
 		// The last Limit, still returned in ascending order.
-		query = `SELECT * FROM (SELECT ` + activeCols + ` FROM active_path AS a CROSS JOIN messages ON messages.pk = a.pk
-			WHERE a.thread_id = ? AND a.seq > ? AND a.seq < ? ORDER BY a.seq DESC LIMIT ?) ORDER BY seq`
+		query = `SELECT * FROM (SELECT ` + activeCols + ` FROM ` + pathRows + `
+			WHERE g.thread_id = ?1 AND g.lo >= coalesce((SELECT max(lo) FROM path_segments WHERE thread_id = ?1 AND lo <= ?2), 0)
+				AND g.lo < ?3 AND messages.seq > ?2 AND messages.seq < ?3
+			ORDER BY g.lo DESC, messages.seq DESC LIMIT ?4) ORDER BY seq`
 	}
 	before := int64(math.MaxInt64)
 	if q.BeforeSeq > 0 {

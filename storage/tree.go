@@ -13,21 +13,34 @@ import (
 
 // A thread's messages form a tree (migration 0012): parent_id links each
 // message to the one it follows, in the same thread and with a lower seq.
-// The active branch, the path from a root down that the chat shows, is the
-// thread's rows of active_path (migration 0014), one narrow row per message
-// keyed by its seq; a branch taken off it is kept as it was in left_path,
-// under the branch_leaf row of its first message. Every write below keeps
-// them in one transaction on the one writer connection, so two tabs
+// Each message also lies on one strand (migration 0017), a chain of
+// messages each the parent of the next, as appending made it; a strand
+// forks from its parent strand at fork_seq. The active branch, the path
+// from a root down that the chat shows, is the chain of its leaf: one row
+// of path_segments per strand it passes, the strand's messages in a range
+// of seq. Switching versions rewrites the rows below the branch point, one
+// per strand, and no message row; a branch taken off the path is kept as
+// the leaf it had (branch_leaf), under its first message. Every write below
+// keeps these in one transaction on the one writer connection, so two tabs
 // switching and appending at once cannot interleave inside an operation.
-// Since seq grows along every path, the active messages above a given
-// active one are exactly the rows with a lower seq, and those below it
-// those with a higher seq: cutting the active path moves a range of narrow
-// rows, and no message row is written for it.
 
-// activeLeaf is the thread t's active leaf, the active message with the
-// highest seq; a correlated subquery of a statement that reads threads AS t.
-const activeLeaf = `SELECT lm.id FROM active_path AS la JOIN messages AS lm ON lm.pk = la.pk
-	WHERE la.thread_id = t.id ORDER BY la.seq DESC LIMIT 1`
+// onPath is the SQL truth of "the message m (an alias of messages) is on
+// its thread's active branch": the segment holding m's seq, the one with
+// the largest lo below it, is m's strand's and reaches m. One probe of
+// path_segments' key.
+func onPath(m string) string {
+	return `coalesce((SELECT g.strand = ` + m + `.strand AND g.hi >= ` + m + `.seq FROM path_segments AS g
+		WHERE g.thread_id = ` + m + `.thread_id AND g.lo < ` + m + `.seq ORDER BY g.lo DESC LIMIT 1), 0)`
+}
+
+// pathRows joins the active branch's segments g of a thread to its
+// messages: the rows of each segment's range of its strand. Ordered by
+// g.lo, then messages.seq, they are the branch from the root down, and
+// SQLite reads them in that order without sorting. The index is named: on
+// a database without statistics the planner would rather walk
+// (thread_id, seq), every branch's rows of the range.
+const pathRows = `path_segments AS g CROSS JOIN messages INDEXED BY messages_strand ON messages.thread_id = g.thread_id
+	AND messages.strand = g.strand AND messages.seq > g.lo AND messages.seq <= g.hi`
 
 // SwitchBranch shows the branch through messageID; see
 // agentcore.MessageStore.
@@ -59,20 +72,115 @@ func (db *DB) RewindTo(ctx context.Context, threadID, messageID string) error {
 
 // node is a message as the tree's writes handle it.
 type node struct {
-	PK  int64 `json:"pk"`
-	Seq int64 `json:"seq"`
+	PK, Seq, Strand int64
+	ID              string // only where it is read: the active leaf
+}
+
+// leafOf returns the active leaf of threadID, the message of its branch
+// with the highest seq; ok is false when nothing is active.
+func leafOf(ctx context.Context, tx *sql.Tx, threadID string) (n node, ok bool, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT messages.pk, messages.seq, messages.strand, messages.id FROM `+pathRows+`
+		WHERE g.thread_id = ? ORDER BY g.lo DESC, messages.seq DESC LIMIT 1`, threadID).Scan(&n.PK, &n.Seq, &n.Strand, &n.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return node{}, false, nil
+	}
+	return n, err == nil, err
+}
+
+// moveAtMost is how many messages below a branch point place moves to a
+// strand of their own so that a new message goes on along its parent's
+// strand: a regenerated reply or an edited recent message keeps the active
+// branch one strand long, and moving a reply's few rows costs less than the
+// segment every later switch would read. Past it (an edit near the start of
+// a long chat), the new message starts a strand.
+const moveAtMost = 64
+
+// place puts a new message with seq on threadID's active branch, below the
+// active leaf, and returns its strand and its parent, that leaf (none: it
+// is a root). The strand is the leaf's when the leaf is the last message of
+// its strand, or when at most moveAtMost messages follow it there, which
+// then move to a strand of their own; else a new one forking there. The
+// caller writes the message with that seq, strand and parent.
+func place(ctx context.Context, tx *sql.Tx, threadID string, seq int64) (strand int64, parent sql.NullString, err error) {
+	leaf, ok, err := leafOf(ctx, tx, threadID)
+	if err != nil {
+		return 0, parent, err
+	}
+	parent = sql.NullString{String: leaf.ID, Valid: ok}
+	if !ok {
+		if err := cut(ctx, tx, threadID, 0); err != nil {
+			return 0, parent, err
+		}
+		strand, err = newStrand(ctx, tx, threadID, sql.NullInt64{}, 0)
+	} else {
+		var after int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
+			WHERE thread_id = ? AND strand = ? AND seq > ? LIMIT ?)`, threadID, leaf.Strand, leaf.Seq, moveAtMost+1).Scan(&after); err != nil {
+			return 0, parent, err
+		}
+		// Segments above the leaf hold no message (one deleted left them).
+		if err := cut(ctx, tx, threadID, leaf.Seq); err != nil {
+			return 0, parent, err
+		}
+		if after <= moveAtMost {
+			if after > 0 {
+				if err := moveTail(ctx, tx, threadID, leaf); err != nil {
+					return 0, parent, err
+				}
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE path_segments SET hi = ?2 WHERE thread_id = ?1
+				AND lo = (SELECT max(lo) FROM path_segments WHERE thread_id = ?1)`, threadID, seq)
+			return leaf.Strand, parent, err
+		}
+		strand, err = newStrand(ctx, tx, threadID, sql.NullInt64{Int64: leaf.Strand, Valid: true}, leaf.Seq)
+	}
+	if err != nil {
+		return 0, parent, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO path_segments (thread_id, lo, hi, strand) VALUES (?, ?, ?, ?)`,
+		threadID, leaf.Seq, seq, strand)
+	return strand, parent, err
+}
+
+// newStrand stores a new strand of threadID, forking from parent (none: it
+// starts at a root) at seq fork, and returns its label, one past the
+// thread's largest: labels are never reused.
+func newStrand(ctx context.Context, tx *sql.Tx, threadID string, parent sql.NullInt64, fork int64) (int64, error) {
+	var strand int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO strands (thread_id, strand, parent, fork_seq)
+		SELECT ?1, coalesce(max(strand), -1) + 1, ?2, ?3 FROM strands WHERE thread_id = ?1 RETURNING strand`,
+		threadID, parent, fork).Scan(&strand)
+	return strand, err
+}
+
+// moveTail moves the messages that follow at on its strand, none of them on
+// the active branch, to a new strand forking at at; the strands that forked
+// from them fork from the new one. They stay one chain, and every path
+// through them the same messages.
+func moveTail(ctx context.Context, tx *sql.Tx, threadID string, at node) error {
+	tail, err := newStrand(ctx, tx, threadID, sql.NullInt64{Int64: at.Strand, Valid: true}, at.Seq)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET strand = ?4 WHERE thread_id = ?1 AND strand = ?2 AND seq > ?3`,
+		threadID, at.Strand, at.Seq, tail); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE strands SET parent = ?4 WHERE thread_id = ?1 AND parent = ?2 AND fork_seq > ?3`,
+		threadID, at.Strand, at.Seq, tail)
+	return err
 }
 
 // activate makes id and its ancestors the active branch of threadID, down
-// to id; with descend, the branch goes on below id as it was when it was
-// left (left_path), and from its leaf, or from id when that branch is not
-// kept, along the children chosen last (the largest chosen_at, then the
-// latest). The messages that come onto the path from another branch (id and
-// those above it) are chosen now; the ones below id already are their
-// siblings' last chosen. An active id with descend is left as it is: the
-// branch already goes through it and follows its chosen children. An empty
-// id deactivates the whole thread. ErrNotFound when id is not a message of
-// threadID, or the thread is unknown or in the trash.
+// to id; with descend, the branch goes on below id to the leaf it had when
+// it was left (branch_leaf), and from that leaf, or from id when that
+// branch is not kept, along the children chosen last (the largest
+// chosen_at, then the latest). The messages that come onto the path from
+// another branch (id and those above it) are chosen now; the ones below id
+// already are their siblings' last chosen. An active id with descend is
+// left as it is: the branch already goes through it and follows its chosen
+// children. An empty id deactivates the whole thread. ErrNotFound when id
+// is not a message of threadID, or the thread is unknown or in the trash.
 func activate(ctx context.Context, tx *sql.Tx, threadID, id string, descend bool) error {
 	if id == "" {
 		var ok bool
@@ -87,10 +195,9 @@ func activate(ctx context.Context, tx *sql.Tx, threadID, id string, descend bool
 	}
 	var at node
 	var active bool
-	err := tx.QueryRowContext(ctx, `SELECT m.pk, m.seq,
-			EXISTS (SELECT 1 FROM active_path AS a WHERE a.thread_id = m.thread_id AND a.seq = m.seq)
+	err := tx.QueryRowContext(ctx, `SELECT m.pk, m.seq, m.strand, `+onPath("m")+`
 		FROM messages AS m JOIN threads AS t ON t.id = m.thread_id
-		WHERE m.id = ? AND m.thread_id = ? AND t.deleted_at IS NULL`, id, threadID).Scan(&at.PK, &at.Seq, &active)
+		WHERE m.id = ? AND m.thread_id = ? AND t.deleted_at IS NULL`, id, threadID).Scan(&at.PK, &at.Seq, &at.Strand, &active)
 	if err != nil {
 		return notFound(err)
 	}
@@ -103,15 +210,14 @@ func activate(ctx context.Context, tx *sql.Tx, threadID, id string, descend bool
 	join := at.Seq
 	var walked []node
 	if !active {
-		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE up (pk, seq, parent_id, active) AS (
-				SELECT pk, seq, parent_id, 0 FROM messages WHERE pk = ?1
+		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE up (pk, seq, strand, parent_id, active) AS (
+				SELECT pk, seq, strand, parent_id, 0 FROM messages WHERE pk = ?1
 				UNION ALL
-				SELECT m.pk, m.seq, m.parent_id,
-					EXISTS (SELECT 1 FROM active_path AS a WHERE a.thread_id = ?2 AND a.seq = m.seq)
+				SELECT m.pk, m.seq, m.strand, m.parent_id, `+onPath("m")+`
 				FROM up JOIN messages AS m ON m.id = up.parent_id
 				WHERE up.active = 0
 			)
-			SELECT pk, seq, active FROM up`, at.PK, threadID)
+			SELECT pk, seq, strand, active FROM up`, at.PK)
 		if err != nil {
 			return err
 		}
@@ -120,7 +226,7 @@ func activate(ctx context.Context, tx *sql.Tx, threadID, id string, descend bool
 		for rows.Next() {
 			var n node
 			var a bool
-			if err := rows.Scan(&n.PK, &n.Seq, &a); err != nil {
+			if err := rows.Scan(&n.PK, &n.Seq, &n.Strand, &a); err != nil {
 				return err
 			}
 			if a {
@@ -137,140 +243,214 @@ func activate(ctx context.Context, tx *sql.Tx, threadID, id string, descend bool
 		return err
 	}
 	if len(walked) > 0 {
-		list, err := json.Marshal(walked)
+		list, err := json.Marshal(pksOf(walked))
 		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk)
-			SELECT ?, value ->> 'seq', value ->> 'pk' FROM json_each(?)`, threadID, string(list)); err != nil {
 			return err
 		}
 		// Only these rows change siblings: the descent below reads chosen_at.
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET chosen_at = ?
-			WHERE pk IN (SELECT value ->> 'pk' FROM json_each(?))`, ms(now()), string(list)); err != nil {
+			WHERE pk IN (SELECT value FROM json_each(?))`, ms(now()), string(list)); err != nil {
 			return err
 		}
 	}
+	leaf := at
 	if descend {
-		// id was not active, so nothing below it is: the descent only adds.
-		from, err := restore(ctx, tx, threadID, at)
-		if err != nil {
+		// id was not active: its branch's first message, the last walked.
+		if leaf, err = keptLeaf(ctx, tx, threadID, walked[len(walked)-1], at, len(walked) == 1); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE down (id, pk, seq) AS (
-				SELECT id, pk, seq FROM messages WHERE pk = ?2
-				UNION ALL
-				SELECT c.id, c.pk, c.seq FROM down JOIN messages AS c ON c.pk = (
-					SELECT pk FROM messages WHERE thread_id = ?1 AND parent_id = down.id
-					ORDER BY chosen_at DESC, seq DESC LIMIT 1)
-			)
-			INSERT INTO active_path (thread_id, seq, pk) SELECT ?1, seq, pk FROM down WHERE pk <> ?2`,
-			threadID, from); err != nil {
+		if leaf, err = descendFrom(ctx, tx, threadID, leaf); err != nil {
+			return err
+		}
+	}
+	if leaf.Seq != join {
+		if err := extend(ctx, tx, threadID, join, leaf); err != nil {
 			return err
 		}
 	}
 	// A branch whose first message came onto the path is not kept any
-	// more: rows of left_path stand only for a branch that has stayed off
+	// more: a branch_leaf row stands only for a branch that has stayed off
 	// the path since it was left, so that nothing below it has changed.
-	rows, err := tx.QueryContext(ctx, `DELETE FROM branch_leaf WHERE thread_id = ?1 AND seq > ?2
-		AND EXISTS (SELECT 1 FROM active_path AS a WHERE a.thread_id = ?1 AND a.seq = branch_leaf.seq)
-		RETURNING seq, leaf_seq`, threadID, join)
+	_, err = tx.ExecContext(ctx, `DELETE FROM branch_leaf WHERE thread_id = ?1 AND seq > ?2
+		AND (SELECT `+onPath("m")+` FROM messages AS m WHERE m.pk = branch_leaf.pk)`, threadID, join)
+	return err
+}
+
+func pksOf(ns []node) []int64 {
+	out := make([]int64, len(ns))
+	for i, n := range ns {
+		out[i] = n.PK
+	}
+	return out
+}
+
+// keptLeaf returns the leaf the branch headed by head had when it was
+// left, if it is kept and goes through at (always, when at is its head:
+// direct), else at.
+func keptLeaf(ctx context.Context, tx *sql.Tx, threadID string, head, at node, direct bool) (node, error) {
+	var leaf node
+	err := tx.QueryRowContext(ctx, `SELECT m.pk, m.seq, m.strand FROM branch_leaf AS b
+		JOIN messages AS m ON m.thread_id = b.thread_id AND m.seq = b.leaf_seq
+		WHERE b.thread_id = ? AND b.seq = ? AND b.pk = ?`, threadID, head.Seq, head.PK).Scan(&leaf.PK, &leaf.Seq, &leaf.Strand)
+	if errors.Is(err, sql.ErrNoRows) {
+		return at, nil
+	}
+	if err != nil || direct {
+		return leaf, err
+	}
+	// at is on the leaf's path when the chain of the leaf, walked up until
+	// it holds at's seq, passes at's strand there.
+	var through bool
+	err = tx.QueryRowContext(ctx, `WITH RECURSIVE up (strand, parent, lo, hi) AS (
+			SELECT strand, parent, fork_seq, ?3 FROM strands WHERE thread_id = ?1 AND strand = ?2
+			UNION ALL
+			SELECT s.strand, s.parent, s.fork_seq, up.lo FROM up JOIN strands AS s ON s.thread_id = ?1 AND s.strand = up.parent
+			WHERE up.lo >= ?4
+		)
+		SELECT EXISTS (SELECT 1 FROM up WHERE strand = ?5 AND lo < ?4 AND hi >= ?4)`,
+		threadID, leaf.Strand, leaf.Seq, at.Seq, at.Strand).Scan(&through)
+	if err != nil || !through {
+		return at, err
+	}
+	return leaf, nil
+}
+
+// descendFrom returns the leaf reached from n down the children chosen
+// last (n itself when it has none).
+func descendFrom(ctx context.Context, tx *sql.Tx, threadID string, n node) (node, error) {
+	var leaf node
+	err := tx.QueryRowContext(ctx, `WITH RECURSIVE down (id, pk, seq, strand) AS (
+			SELECT id, pk, seq, strand FROM messages WHERE pk = ?2
+			UNION ALL
+			SELECT c.id, c.pk, c.seq, c.strand FROM down JOIN messages AS c ON c.pk = (
+				SELECT pk FROM messages WHERE thread_id = ?1 AND parent_id = down.id
+				ORDER BY chosen_at DESC, seq DESC LIMIT 1)
+		)
+		SELECT pk, seq, strand FROM down ORDER BY seq DESC LIMIT 1`, threadID, n.PK).Scan(&leaf.PK, &leaf.Seq, &leaf.Strand)
+	return leaf, err
+}
+
+// extend makes the active branch of threadID, which ends at the message at
+// seq join (0: nothing is active), go on down to leaf, a descendant of it:
+// the segments of leaf's chain below join are added and the one holding
+// join is stretched to where the chain leaves its strand, in one statement
+// that walks the chain up from leaf only as far as join.
+func extend(ctx context.Context, tx *sql.Tx, threadID string, join int64, leaf node) error {
+	_, err := tx.ExecContext(ctx, `WITH RECURSIVE up (strand, parent, lo, hi) AS (
+			SELECT strand, parent, fork_seq, ?3 FROM strands WHERE thread_id = ?1 AND strand = ?2
+			UNION ALL
+			SELECT s.strand, s.parent, s.fork_seq, up.lo FROM up JOIN strands AS s ON s.thread_id = ?1 AND s.strand = up.parent
+			WHERE up.lo >= ?4
+		)
+		INSERT INTO path_segments (thread_id, lo, hi, strand) SELECT ?1, lo, hi, strand FROM up WHERE true
+		ON CONFLICT (thread_id, lo) DO UPDATE SET hi = excluded.hi`, threadID, leaf.Strand, leaf.Seq, join)
+	return err
+}
+
+// cut ends threadID's active branch at seq join (0: nothing stays active):
+// the segments below it go and the one holding it stops there.
+func cut(ctx context.Context, tx *sql.Tx, threadID string, join int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM path_segments WHERE thread_id = ? AND lo >= ?`, threadID, join); err != nil {
+		return err
+	}
+	if join == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE path_segments SET hi = ?2 WHERE thread_id = ?1
+		AND lo = (SELECT max(lo) FROM path_segments WHERE thread_id = ?1)`, threadID, join)
+	return err
+}
+
+// leave takes the active branch of threadID off below the message at seq
+// join (0: all of it) and keeps what it took as the leaf it had, under its
+// first message.
+func leave(ctx context.Context, tx *sql.Tx, threadID string, join int64) error {
+	var first node
+	err := tx.QueryRowContext(ctx, `SELECT messages.pk, messages.seq FROM `+pathRows+`
+		WHERE g.thread_id = ?1 AND g.lo >= coalesce((SELECT max(lo) FROM path_segments WHERE thread_id = ?1 AND lo <= ?2), 0)
+			AND messages.seq > ?2
+		ORDER BY g.lo, messages.seq LIMIT 1`, threadID, join).Scan(&first.PK, &first.Seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cut(ctx, tx, threadID, join)
+	}
 	if err != nil {
 		return err
 	}
-	var dropped [][2]int64
-	for rows.Next() {
-		var d [2]int64
-		if err := rows.Scan(&d[0], &d[1]); err != nil {
-			rows.Close()
-			return err
-		}
-		dropped = append(dropped, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	leaf, _, err := leafOf(ctx, tx, threadID)
+	if err != nil {
 		return err
 	}
-	for _, d := range dropped {
-		if err := dropBranch(ctx, tx, threadID, d[0], d[1]); err != nil {
+	// A branch of one message is found again without being kept. The
+	// first message is active, so it heads no kept branch (the end of
+	// activate drops one whose head comes back): a plain insert.
+	if first.Seq != leaf.Seq {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO branch_leaf (thread_id, seq, pk, leaf_seq) VALUES (?, ?, ?, ?)`,
+			threadID, first.Seq, first.PK, leaf.Seq); err != nil {
+			return err
+		}
+	}
+	return cut(ctx, tx, threadID, join)
+}
+
+// strandsOf places a whole tree on strands: parents[i] is the index of
+// message i's parent, before it, or -1 for a root, and message i has seq
+// i+1. A message goes on along its parent's strand when it is the child on
+// the active branch (active), or else the first child: the active branch is
+// one strand from its root, the shortest chain to read and switch. It
+// returns each message's strand and, by strand, where it forks: -1 and 0
+// for a root.
+func strandsOf(parents []int, active []bool) (of []int64, forks [][2]int64) {
+	next := make([]int, len(parents)) // by parent, the child that goes on along its strand
+	for i := range next {
+		next[i] = -1
+	}
+	for i, p := range parents {
+		if p >= 0 && (next[p] < 0 || active[i]) {
+			next[p] = i
+		}
+	}
+	of = make([]int64, len(parents))
+	for i, p := range parents {
+		if p >= 0 && next[p] == i {
+			of[i] = of[p]
+			continue
+		}
+		fork := [2]int64{-1, 0}
+		if p >= 0 {
+			fork = [2]int64{of[p], int64(p + 1)}
+		}
+		of[i], forks = int64(len(forks)), append(forks, fork)
+	}
+	return of, forks
+}
+
+// writeStrands stores the strands of a thread written whole (strandsOf)
+// and makes the path down to message leaf, by index (-1: none), its
+// active branch.
+func writeStrands(ctx context.Context, tx *sql.Tx, threadID string, of []int64, forks [][2]int64, leaf int) error {
+	for s, f := range forks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO strands (thread_id, strand, parent, fork_seq) VALUES (?, ?, ?, ?)`,
+			threadID, s, sql.NullInt64{Int64: f[0], Valid: f[0] >= 0}, f[1]); err != nil {
+			return err
+		}
+	}
+	if leaf < 0 {
+		return nil
+	}
+	for s, hi := of[leaf], int64(leaf+1); s >= 0; s, hi = forks[s][0], forks[s][1] {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO path_segments (thread_id, lo, hi, strand) VALUES (?, ?, ?, ?)`,
+			threadID, forks[s][1], hi, s); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// dropBranch deletes the rows of left_path of the branch left at the
-// message at seq head, whose leaf was at seq leaf.
-func dropBranch(ctx context.Context, tx *sql.Tx, threadID string, head, leaf int64) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM left_path WHERE thread_id = ?1 AND seq >= ?2 AND seq <= ?3 AND head = ?2`,
-		threadID, head, leaf)
-	return err
-}
-
-// leave takes the active path of threadID off below the message at seq
-// join (0: all of it) and keeps it in left_path under its first message.
-func leave(ctx context.Context, tx *sql.Tx, threadID string, join int64) error {
-	var first, firstSeq, leaf sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT f.pk, f.seq,
-			(SELECT seq FROM active_path WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT 1)
-		FROM (SELECT 1) LEFT JOIN (SELECT pk, seq FROM active_path WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 1) AS f`,
-		threadID, join).Scan(&first, &firstSeq, &leaf)
-	if err != nil {
-		return err
-	}
-	if !first.Valid {
-		return nil
-	}
-	// A branch of one message is found again without being kept.
-	if firstSeq.Int64 != leaf.Int64 {
-		// The rows taken off are active, so none of them is kept yet (the
-		// end of activate drops a branch whose first message comes back):
-		// plain inserts, a fifth cheaper than OR REPLACE.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO branch_leaf (thread_id, seq, pk, leaf_seq) VALUES (?, ?, ?, ?)`,
-			threadID, firstSeq.Int64, first.Int64, leaf.Int64); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO left_path (thread_id, seq, pk, head)
-			SELECT thread_id, seq, pk, ?3 FROM active_path WHERE thread_id = ?1 AND seq > ?2`,
-			threadID, join, firstSeq.Int64); err != nil {
-			return err
-		}
-	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM active_path WHERE thread_id = ? AND seq > ?`, threadID, join)
-	return err
-}
-
-// restore puts back on the active path, below at (just made active), the
-// messages that were below it when its branch was left, if that branch is
-// kept (left_path), and returns the pk of the message the descent goes on
-// from: the last one put back, or at.
-func restore(ctx context.Context, tx *sql.Tx, threadID string, at node) (int64, error) {
-	var head, leaf int64
-	err := tx.QueryRowContext(ctx, `SELECT b.seq, b.leaf_seq FROM left_path AS l
-		JOIN branch_leaf AS b ON b.thread_id = l.thread_id AND b.seq = l.head
-		WHERE l.thread_id = ? AND l.seq = ? AND l.pk = ?`, threadID, at.Seq, at.PK).Scan(&head, &leaf)
-	if errors.Is(err, sql.ErrNoRows) {
-		return at.PK, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	// The branch's head came onto the path with at (it is at or above
-	// it), so the end of activate drops the branch's rows.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk)
-		SELECT thread_id, seq, pk FROM left_path WHERE thread_id = ?1 AND seq > ?2 AND seq <= ?3 AND head = ?4`,
-		threadID, at.Seq, leaf, head); err != nil {
-		return 0, err
-	}
-	var last int64
-	err = tx.QueryRowContext(ctx, `SELECT pk FROM active_path WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`, threadID).Scan(&last)
-	return last, err
-}
-
 // detach takes the message id of threadID out of the tree: its children
-// follow its parent (roots when it was one). Its active child, if any,
-// takes its place on the active path, so the path stays whole once it is
-// moved or deleted.
+// follow its parent (roots when it was one). The strands stay chains: the
+// child that followed it on its strand now follows its parent there, and a
+// strand that forked at it forks at the range below its seq, which ends at
+// its parent.
 func detach(ctx context.Context, tx *sql.Tx, threadID, id string) error {
 	var parent sql.NullString
 	err := tx.QueryRowContext(ctx, `SELECT parent_id FROM messages WHERE id = ? AND thread_id = ?`, id, threadID).Scan(&parent)
@@ -392,9 +572,12 @@ func (db *DB) ForkThread(ctx context.Context, fromThreadID, atMessageID string, 
 			}
 			parent = id
 		}
-		// The copy is one branch, all of it active.
-		_, err = tx.ExecContext(ctx, `INSERT INTO active_path (thread_id, seq, pk)
-			SELECT thread_id, seq, pk FROM messages WHERE thread_id = ?`, t.ID)
+		// The copy is one branch, all of it active: strand 0 from its root.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO strands (thread_id, strand, parent, fork_seq) VALUES (?, 0, NULL, 0)`,
+			t.ID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO path_segments (thread_id, lo, hi, strand) VALUES (?, 0, ?, 0)`, t.ID, len(path))
 		return err
 	})
 	if err != nil {
@@ -403,26 +586,12 @@ func (db *DB) ForkThread(ctx context.Context, fromThreadID, atMessageID string, 
 	return t, nil
 }
 
-// unlink takes the message at out of threadID's active path and out of a
-// branch kept in left_path, before it is deleted or given another seq; a
-// branch that it heads is not kept any more.
+// unlink forgets the message at of threadID as a kept branch's head or
+// leaf, before it is deleted or given another seq: a branch it headed is
+// not kept any more, and one that ended at it is found again by the
+// descent.
 func unlink(ctx context.Context, tx *sql.Tx, threadID string, at node) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM active_path WHERE thread_id = ? AND seq = ? AND pk = ?`,
-		threadID, at.Seq, at.PK); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM left_path WHERE thread_id = ? AND seq = ? AND pk = ?`,
-		threadID, at.Seq, at.PK); err != nil {
-		return err
-	}
-	var leaf int64
-	err := tx.QueryRowContext(ctx, `DELETE FROM branch_leaf WHERE thread_id = ? AND seq = ? AND pk = ? RETURNING leaf_seq`,
-		threadID, at.Seq, at.PK).Scan(&leaf)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return dropBranch(ctx, tx, threadID, at.Seq, leaf)
+	_, err := tx.ExecContext(ctx, `DELETE FROM branch_leaf WHERE thread_id = ?1 AND (seq = ?2 AND pk = ?3 OR leaf_seq = ?2)`,
+		threadID, at.Seq, at.PK)
+	return err
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -9,11 +10,11 @@ import (
 	"parley/agentcore"
 )
 
-// kept is how many messages of the thread are kept in left_path.
+// kept is how many branches of the thread are kept (branch_leaf).
 func kept(t testing.TB, db *DB, threadID string) int {
 	t.Helper()
 	var n int
-	if err := db.reader.QueryRowContext(context.Background(), `SELECT count(*) FROM left_path WHERE thread_id = ?`,
+	if err := db.reader.QueryRowContext(context.Background(), `SELECT count(*) FROM branch_leaf WHERE thread_id = ?`,
 		threadID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
@@ -36,14 +37,14 @@ func TestTreeKeptBranch(t *testing.T) {
 	o.append(agentcore.RoleAssistant, "r3")
 
 	o.rewind(u1.ID)
-	if n := kept(t, db, o.th); n != 5 {
-		t.Fatalf("%d messages kept after the rewind, want r1 to r3", n)
+	if n := kept(t, db, o.th); n != 1 {
+		t.Fatalf("%d branches kept after the rewind, want r1's", n)
 	}
 	r1b := o.append(agentcore.RoleAssistant, "r1b")
 	o.switchTo(r1.ID)
 	o.shows("u1 r1 u2 r2 u3 r3")
 	if n := kept(t, db, o.th); n != 0 {
-		t.Errorf("%d messages kept while their branch is shown, want none (r1b is a branch of one)", n)
+		t.Errorf("%d branches kept while r1's is shown, want none (r1b is a branch of one)", n)
 	}
 	o.switchTo(r1b.ID)
 	o.switchTo(u3.ID) // a message in the middle of the kept branch
@@ -79,7 +80,7 @@ func TestTreeKeptBranch(t *testing.T) {
 	}
 	checkTree(t, db, o.th)
 	if n := kept(t, db, o.th); n != 0 {
-		t.Errorf("%d messages kept after their head moved", n)
+		t.Errorf("%d branches kept after the head of the only one moved", n)
 	}
 	o.switchTo(r2.ID)
 	o.shows("u1 r2 r3")
@@ -90,7 +91,7 @@ func TestTreeKeptBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	if err := db.reader.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM active_path) + (SELECT count(*) FROM left_path)
+	if err := db.reader.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM path_segments) + (SELECT count(*) FROM strands)
 		+ (SELECT count(*) FROM branch_leaf)`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d rows of the tree's tables after the chat was deleted (%v)", left, err)
 	}
@@ -236,5 +237,100 @@ func TestTreeMigrationActivePath(t *testing.T) {
 		if got := texts(t, db, tc.thread); got != tc.want {
 			t.Errorf("switched to %s: %q, want %q", tc.to, got, tc.want)
 		}
+	}
+}
+
+// segments is how many strands the thread's active branch passes.
+func segments(t testing.TB, db *DB, threadID string) int {
+	t.Helper()
+	var n int
+	if err := db.reader.QueryRowContext(context.Background(), `SELECT count(*) FROM path_segments WHERE thread_id = ?`,
+		threadID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Regenerating a reply or editing a recent message keeps the active branch
+// one strand long (the few messages of the old version move to a strand of
+// their own); an edit above more than moveAtMost messages starts a strand,
+// and the old branch comes back whole either way.
+func TestTreeStrandsStayShort(t *testing.T) {
+	db := openTest(t)
+	o := treeOps{t, db, mustThread(t, db, agentcore.Thread{}).ID}
+	var all []agentcore.Message
+	for i := range moveAtMost + 6 {
+		all = append(all, o.append(agentcore.RoleUser, fmt.Sprintf("m%d", i)))
+	}
+	last := all[len(all)-1]
+	// Regenerate the last reply, then a recent message with a few below it.
+	o.rewind(all[len(all)-2].ID)
+	o.append(agentcore.RoleAssistant, "again")
+	o.rewind(all[len(all)-5].ID)
+	o.append(agentcore.RoleAssistant, "edited")
+	if n := segments(t, db, o.th); n != 1 {
+		t.Errorf("after a regeneration and a recent edit the active branch passes %d strands, want 1", n)
+	}
+	// An edit near the start, above more than moveAtMost messages.
+	o.rewind(all[1].ID)
+	early := o.append(agentcore.RoleUser, "early edit")
+	o.append(agentcore.RoleAssistant, "its reply")
+	if n := segments(t, db, o.th); n != 2 {
+		t.Errorf("after an edit above %d messages the active branch passes %d strands, want 2", moveAtMost+4, n)
+	}
+	o.switchTo(last.ID)
+	if got := mustList(t, db, o.th); len(got) != len(all) || got[len(got)-1].ID != last.ID {
+		t.Errorf("back on the first version: %d messages ending %s, want %d ending %s", len(got), got[len(got)-1].ID,
+			len(all), last.ID)
+	}
+	o.switchTo(early.ID)
+	o.shows("m0 m1 early edit its reply")
+}
+
+// A database of 0016 (active_path, a kept branch in left_path and
+// branch_leaf) opens on strands with the same active branch, the kept
+// branch coming back as it was, and the old tables gone.
+func TestTreeMigrationStrands(t *testing.T) {
+	ctx := context.Background()
+	path, raw, exec := databaseAsOf(t, 16)
+	exec(`INSERT INTO resources (id, created_at, updated_at) VALUES ('r', 0, 0)`)
+	exec(`INSERT INTO threads (id, resource_id, title, created_at, updated_at) VALUES ('th', 'r', 't', 0, 0)`)
+	// u1 r1 u2 r2 was left for r1b u2b r2b; r2c is an older version of r2b.
+	for i, r := range []struct {
+		id, parent string
+		active     bool
+	}{
+		{"u1", "", true}, {"r1", "u1", false}, {"u2", "r1", false}, {"r2", "u2", false},
+		{"r1b", "u1", true}, {"u2b", "r1b", true}, {"r2c", "u2b", false}, {"r2b", "u2b", true},
+	} {
+		c, err := encodeContent(agentcore.TextContent(r.id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(`INSERT INTO messages (id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type,
+				parent_id, chosen_at)
+			VALUES (?, 'th', 'r', ?, 'user', ?, 'complete', '', 0, '', nullif(?, ''), ?)`, r.id, i+1, string(c), r.parent, i)
+		if r.active {
+			exec(`INSERT INTO active_path (thread_id, seq, pk) SELECT 'th', seq, pk FROM messages WHERE id = ?`, r.id)
+		}
+	}
+	exec(`INSERT INTO branch_leaf (thread_id, seq, pk, leaf_seq) SELECT 'th', seq, pk, 4 FROM messages WHERE id = 'r1'`)
+	exec(`INSERT INTO left_path (thread_id, seq, pk, head) SELECT 'th', seq, pk, 2 FROM messages WHERE seq BETWEEN 2 AND 4`)
+	raw.Close()
+
+	db := openAt(t, path)
+	o := treeOps{t, db, "th"}
+	checkTree(t, db, "th")
+	o.shows("u1 r1b u2b r2b")
+	if n := segments(t, db, "th"); n != 1 {
+		t.Errorf("the migrated active branch passes %d strands, want 1", n)
+	}
+	o.switchTo("r1")
+	o.shows("u1 r1 u2 r2")
+	o.switchTo("r2c")
+	o.shows("u1 r1b u2b r2c")
+	var old int
+	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('active_path', 'left_path')`).Scan(&old); err != nil || old != 0 {
+		t.Errorf("%d of the old tables after 0017 (%v)", old, err)
 	}
 }

@@ -50,8 +50,8 @@ func (db *DB) ThreadUsage(ctx context.Context, threadID string) (agentcore.Threa
 	// look keeps a thread with no recorded context (old or imported
 	// replies) from being read whole.
 	err = db.reader.QueryRowContext(ctx, `SELECT context_tokens, coalesce(usage_model, '') FROM (
-			SELECT m.context_tokens, m.usage_model FROM active_path AS a CROSS JOIN messages AS m ON m.pk = a.pk
-			WHERE a.thread_id = ? ORDER BY a.seq DESC LIMIT ?)
+			SELECT messages.context_tokens, messages.usage_model FROM `+pathRows+`
+			WHERE g.thread_id = ? ORDER BY g.lo DESC, messages.seq DESC LIMIT ?)
 		WHERE context_tokens IS NOT NULL LIMIT 1`, threadID, contextLookback).Scan(&out.ContextTokens, &out.ContextModel)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return out, fmt.Errorf("context of thread %s: %w", threadID, err)
