@@ -30,14 +30,14 @@ func ChatMenu(threadID string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<details id=\"chat-menu\" class=\"chat-menu\"><summary class=\"icon-btn chat-menu-btn\" title=\"More\" aria-label=\"More actions\">⋯</summary><div class=\"menu\" role=\"menu\"><button type=\"button\" class=\"menu-item\" role=\"menuitem\" id=\"edit-instructions\" data-on:click=\"document.getElementById('chat-menu').open = false; document.getElementById('instructions').open = true; document.getElementById('instructions-text').focus()\">Instructions… <span class=\"muted\">this chat's own</span></button> <a class=\"menu-item\" role=\"menuitem\" id=\"export-md\" href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<details id=\"chat-menu\" class=\"chat-menu\"><summary class=\"icon-btn chat-menu-btn\" title=\"More\" aria-label=\"More actions\">⋯</summary><div class=\"menu\" role=\"menu\"><button type=\"button\" class=\"menu-item\" role=\"menuitem\" id=\"edit-instructions\" data-on:click=\"document.getElementById('chat-menu').open = false; document.getElementById('instructions').open = true; document.getElementById('instructions-text').focus()\">Instructions… <span class=\"muted\">this chat's own</span></button> <button type=\"button\" class=\"menu-item\" role=\"menuitem\" id=\"edit-sampling\" data-on:click=\"document.getElementById('chat-menu').open = false; document.getElementById('sampling').open = true; document.getElementById('sampling-temperature').focus()\">Model settings… <span class=\"muted\">temperature, max tokens, top-p</span></button> <a class=\"menu-item\" role=\"menuitem\" id=\"export-md\" href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(ExportURL(threadID, "md"))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 15, Col: 102}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 19, Col: 102}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var2)
 		if templ_7745c5c3_Err != nil {
@@ -50,7 +50,7 @@ func ChatMenu(threadID string) templ.Component {
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(ExportURL(threadID, "json"))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 18, Col: 106}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 22, Col: 106}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 		if templ_7745c5c3_Err != nil {
@@ -127,7 +127,7 @@ func ImportStatus(msg, goTo string) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(goTo).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 51, Col: 88}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 55, Col: 88}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
@@ -140,7 +140,7 @@ func ImportStatus(msg, goTo string) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(msg)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 51, Col: 148}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 55, Col: 148}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -158,7 +158,7 @@ func ImportStatus(msg, goTo string) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(msg)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 53, Col: 79}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/transfer.templ`, Line: 57, Col: 79}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {

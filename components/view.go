@@ -92,6 +92,8 @@ type Chat struct {
 	// NoThinking hides the control (the model is known to have none).
 	Thinking   string
 	NoThinking bool
+	// Sampling are the chat's own temperature, max output tokens and top-p.
+	Sampling Sampling
 }
 
 // ThinkingChoice is one option of the header's Thinking control.

@@ -165,6 +165,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /t/{id}/pin", s.pin)
 	mux.HandleFunc("POST /t/{id}/model", s.setModel)
 	mux.HandleFunc("POST /t/{id}/instructions", s.setInstructions)
+	mux.HandleFunc("POST /t/{id}/sampling", s.setSampling)
 	mux.HandleFunc("POST /t/{id}/delete", s.deleteThread)
 	mux.HandleFunc("POST /t/{id}/restore", s.restoreThread)
 	mux.HandleFunc("POST /t/{id}/answer/{call}", s.answer)

@@ -76,6 +76,7 @@ func (s *Server) settingsRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /settings/approvals/revoke", s.revokeRule)
 	mux.HandleFunc("POST /settings/theme", s.setTheme)
 	mux.HandleFunc("POST /settings/model", s.setDefaultModel)
+	mux.HandleFunc("POST /settings/model-settings", s.setModelSampling)
 	mux.HandleFunc("POST /settings/providers/{provider}/key", s.setKey)
 	mux.HandleFunc("POST /settings/providers/{provider}/key/delete", s.deleteKey)
 	mux.HandleFunc("POST /settings/providers/{provider}/base", s.setBaseURL)
@@ -178,6 +179,9 @@ func (s *Server) settingsView(ctx context.Context) (components.Settings, error) 
 		}
 	}
 	if page.Memory, err = s.memoryView(ctx); err != nil {
+		return page, err
+	}
+	if page.ModelSettings, err = s.modelSettingsView(ctx); err != nil {
 		return page, err
 	}
 	return page, nil

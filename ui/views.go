@@ -101,6 +101,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 		Mode:    threadMode(t), Plans: approvedPlans(t), Tasks: s.tasks(ctx, t.ID), YOLO: chat.Of(t).YOLO,
 		Workspace: threadWorkspace(t, s.cfg.Workspace), CanPick: s.cfg.PickFolder != nil, Pager: pager}
 	c.Thinking, c.NoThinking = s.chatThinking(t)
+	c.Sampling = s.chatSampling(ctx, t)
 	for _, m := range msgs {
 		v := s.messageView(m, live, running, nil)
 		v.Hit = m.ID == pager.At
