@@ -166,6 +166,7 @@ func TestBenchBranchFigures(t *testing.T) {
 	fmt.Printf("BENCH branch_switch_near_start_ms %.2f ms\n", quantile(switches, 50))
 	fmt.Printf("BENCH branch_switch_near_start_away_ms %.2f ms\n", quantile(away, 50))
 	fmt.Printf("BENCH branch_switch_near_start_back_ms %.2f ms\n", quantile(back, 50))
+	fmt.Printf("BENCH branch_switch_over_linear_open %.2f x\n", quantile(switches, 50)/quantile(openLinear, 50))
 }
 
 // benchBranchRounds: enough rounds for a median that one slow round (a
