@@ -27,6 +27,13 @@ func encodeContent(c agentcore.Content) ([]byte, error) {
 // from bytes spliced in: c is encoded with a marker in their place, and the
 // result made at its exact size.
 func encodeSpliced(c agentcore.Content, from int) ([]byte, error) {
+	return encodeSplicedIn(c, from, nil)
+}
+
+// encodeSplicedIn is encodeSpliced making the spliced result in alloc(size)
+// (an empty slice of at least that capacity), or in a new slice when alloc
+// is nil.
+func encodeSplicedIn(c agentcore.Content, from int, alloc func(size int) []byte) ([]byte, error) {
 	if c.Content != "" && c.Content == partsText(c, c.Content) {
 		c.Content = ""
 	}
@@ -91,7 +98,12 @@ func encodeSpliced(c agentcore.Content, from int) ([]byte, error) {
 	if bytes.Count(small, []byte(`\u0000parley-splice-`)) != len(big) {
 		return json.Marshal(orig)
 	}
-	out := make([]byte, 0, size)
+	var out []byte
+	if alloc != nil {
+		out = alloc(size)[:0]
+	} else {
+		out = make([]byte, 0, size)
+	}
 	last := 0
 	for i, s := range big {
 		out = append(out, small[last:at[i]]...)

@@ -91,12 +91,14 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 	if s == "" {
 		s = agentcore.StatusComplete
 	}
-	content, err := encodeContent(c)
+	content, release, err := encodeForWrite(c)
 	if err != nil {
 		return fmt.Errorf("update message %s: encode content: %w", id, err)
 	}
+	defer release()
 	// The driver copies the text while it executes: the JSON is not copied
-	// into a Go string first (a whole reply's worth on every write).
+	// into a Go string first (a whole reply's worth on every write), and
+	// is released once the UPDATE has run.
 	text := unsafe.String(unsafe.SliceData(content), len(content))
 	if s == agentcore.StatusStreaming {
 		err = affected(db.writer.ExecContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ?`, text, s, id))
@@ -109,6 +111,7 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 			var pk int64
 			err = tx.QueryRowContext(ctx, `UPDATE messages SET content = ?, status = ?, `+usageSet("?")+`
 				WHERE id = ? RETURNING pk`, text, s, string(md), id).Scan(&pk)
+			release() // the search entry is made from c: the JSON is not needed beside it
 			if err != nil {
 				return notFound(err)
 			}
