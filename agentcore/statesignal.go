@@ -138,8 +138,9 @@ func (rt *Runtime) trackLane(ctx context.Context, threadID, id string, lane stat
 }
 
 // statePage is how many messages laneOnBranch reads at a time, newest
-// first: a lane's last signal is usually near the end of the branch.
-const statePage = 100
+// first: a lane's last signal is usually near the end of the branch, and a
+// page of long replies (up to a few MiB each) stays small in memory.
+const statePage = 20
 
 // laneOnBranch is lane id as the thread's active branch holds it. The
 // tracking on the thread's metadata is the thread's, but the signals it

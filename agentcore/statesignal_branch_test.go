@@ -1,6 +1,7 @@
 package agentcore_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,6 +145,10 @@ func TestStateSignalLaneInAFork(t *testing.T) {
 	say(t, rt, srv, th.ID, "one", "A1")
 	if res, err := rt.SendStateSignal(t.Context(), green, agentcore.SignalTarget{ThreadID: th.ID}); err != nil || res.Skipped {
 		t.Fatalf("first: %+v %v", res, err)
+	}
+	// More than a page of messages after the signal.
+	for i := range 15 {
+		say(t, rt, srv, th.ID, fmt.Sprintf("q%d", i), fmt.Sprintf("a%d", i))
 	}
 	say(t, rt, srv, th.ID, "two", "B1")
 	fork, err := rt.Fork(t.Context(), th.ID, byText(t, rt, th.ID, "B1").ID)
