@@ -1,6 +1,8 @@
 package agentcore
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,55 @@ func TestCleanTitle(t *testing.T) {
 	} {
 		if got := cleanTitle(in); got != want {
 			t.Errorf("cleanTitle(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// updateOnly is a store that records the statuses of the replies written.
+type updateOnly struct {
+	Store
+	wrote []MessageStatus
+}
+
+func (s *updateOnly) UpdateMessage(_ context.Context, _ string, _ Content, st MessageStatus) error {
+	s.wrote = append(s.wrote, st)
+	return nil
+}
+
+// The final write of a big reply, and only that write, comes after the
+// heap's free memory is handed back; text, reasoning and arguments count.
+func TestReleaseBeforeBigFinalWrite(t *testing.T) {
+	released := 0
+	defer func(f func()) { releaseMemory = f }(releaseMemory)
+	releaseMemory = func() { released++ }
+	big := strings.Repeat("x", releaseBefore/2)
+	for _, c := range []struct {
+		name   string
+		events []Event
+		want   int
+	}{
+		{"short", []Event{{Type: EventTextDelta, Text: "hello"}}, 0},
+		{"text", []Event{{Type: EventTextDelta, Text: big}, {Type: EventTextDelta, Text: big}}, 1},
+		{"reasoning and text", []Event{{Type: EventReasoningDelta, Text: big}, {Type: EventTextDelta, Text: big}}, 1},
+		{"arguments", []Event{{Type: EventToolInputStart, ToolCallID: "c1", ToolName: "write_file"},
+			{Type: EventToolCallDelta, ToolCallID: "c1", Text: big + big}}, 1},
+		{"called", []Event{{Type: EventToolInputStart, ToolCallID: "c1", ToolName: "write_file"},
+			{Type: EventToolCall, ToolCallID: "c1", Args: json.RawMessage(`"` + big + big + `"`)}}, 1},
+	} {
+		released = 0
+		store := &updateOnly{}
+		rt := NewRuntime(store, nil)
+		l := &liveRun{msgID: "m1"}
+		for _, e := range c.events {
+			l.apply(e)
+		}
+		for _, st := range []MessageStatus{StatusStreaming, StatusStreaming, StatusComplete} {
+			if err := rt.write(l, st, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if released != c.want || len(store.wrote) != 3 {
+			t.Errorf("%s: %d releases over %d writes, want %d over 3", c.name, released, len(store.wrote), c.want)
 		}
 	}
 }

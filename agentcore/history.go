@@ -295,6 +295,23 @@ func (b *contentBuilder) call(id string) (int, *ToolInvocation) {
 	return i, b.parts[i].ToolInvocation
 }
 
+// size is about how many bytes the content's texts and arguments hold.
+func (b *contentBuilder) size() int {
+	n := b.allLen()
+	for _, t := range b.text {
+		n += t.Len()
+	}
+	for _, v := range b.views {
+		n += len(v)
+	}
+	for _, p := range b.parts {
+		if ti := p.ToolInvocation; ti != nil {
+			n += len(ti.Args) + len(ti.Result)
+		}
+	}
+	return n
+}
+
 // content returns a snapshot that later events do not change.
 func (b *contentBuilder) content() Content {
 	c := Content{Format: 2, Parts: make([]Part, len(b.parts))}

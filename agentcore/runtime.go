@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -685,6 +686,19 @@ func (rt *Runtime) write(l *liveRun, status MessageStatus, meta map[string]any) 
 	return rt.writeLocked(l, status, meta)
 }
 
+// releaseBefore is the size of a reply from which its final write is
+// preceded by a collection that hands Go's free memory back to the system
+// (releaseMemory): the store's final write of a reply needs several times
+// its size outside Go's heap (SQLite binds, records and indexes it), and a
+// 10 MiB reply left that heap holding about three times its size of
+// garbage and free pages beside it. A collection of a heap of a few dozen
+// MiB costs milliseconds, once per big reply.
+const releaseBefore = 4 << 20
+
+// releaseMemory collects Go's heap and returns its free pages to the
+// system; a test counts its calls.
+var releaseMemory = debug.FreeOSMemory
+
 // saveRetries are the pauses before a failed write of a reply is tried
 // again: a moment's contention passes within them, a full disk does not.
 var saveRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 750 * time.Millisecond}
@@ -694,8 +708,13 @@ var saveRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond,
 // gone from the store, ErrNotFound, is not tried again).
 func (rt *Runtime) writeLocked(l *liveRun, status MessageStatus, meta map[string]any) error {
 	l.mu.Lock()
-	c, id := l.builder.content(), l.msgID
+	c, id, size := l.builder.content(), l.msgID, l.builder.size()
 	l.mu.Unlock()
+	if status != StatusStreaming && size >= releaseBefore {
+		// The heap's garbage goes back to the system before the store
+		// needs memory of its own to write and index the reply.
+		releaseMemory()
+	}
 	if len(meta) > 0 && c.Metadata == nil {
 		c.Metadata = map[string]any{}
 	}
