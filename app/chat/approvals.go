@@ -59,7 +59,24 @@ type Gate struct {
 	workspace string
 	category  func(tool string) string
 	toolNames func() []string // for Settings: which tools each category holds
+	agents    *Agents         // the user's agents, whose own policies win; nil: none
 	mu        sync.Mutex      // one change of the approvals setting at a time
+}
+
+// UseAgents makes the gate apply the approval policies of the user's
+// agents to their runs. Call it before any run starts.
+func (g *Gate) UseAgents(a *Agents) { g.agents = a }
+
+// runAgent is the id of the agent a tool call's run is for: the chat's
+// agent (Prepare puts it in the request context), else the running agent.
+func runAgent(tc *agentcore.ToolContext) string {
+	if tc == nil {
+		return ""
+	}
+	if id, _ := tc.RequestContext[AgentKey].(string); id != "" {
+		return id
+	}
+	return tc.AgentID
 }
 
 // GateStore is what the gate keeps and reads: the approvals setting and
@@ -87,6 +104,9 @@ func (g *Gate) Before(ctx context.Context, c agentcore.ToolCallInfo) (*agentcore
 		return nil, err
 	}
 	policy := a.policy(cat)
+	if own, ok := g.agents.policy(ctx, runAgent(c.Context), cat); ok {
+		policy = own // the run's agent has a policy of its own
+	}
 	if policy == PolicyAllow {
 		return nil, nil
 	}

@@ -145,7 +145,11 @@ func (m *Memory) WithMemory(agent *agentcore.Agent, next func(agentcore.Thread, 
 		opts.ActiveTools = slices.DeleteFunc(opts.ActiveTools, func(n string) bool { return n == toolkit.UpdateWorkingMemoryName })
 		ctx, cancel := context.WithTimeout(context.Background(), memoryReadTimeout)
 		defer cancel()
-		on, err := m.MemoryEnabled(ctx, agent.ID)
+		id := agent.ID
+		if own, _ := opts.RequestContext[AgentKey].(string); own != "" {
+			id = own // the chat's own agent: its memory setting
+		}
+		on, err := m.MemoryEnabled(ctx, id)
 		if err != nil {
 			m.log.Warn("working memory setting unreadable; this run goes without memory", "thread", t.ID, "err", err)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"parley/agentcore"
 	"parley/toolkit"
@@ -23,6 +24,19 @@ const modeKey = "mode"
 // Prepare is the runtime's Prepare hook: it sets a run's workspace, tools
 // and instructions from its chat's settings.
 func Prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.Thread, opts *agentcore.StreamOptions) {
+	return PrepareWith(agent, wss, nil)
+}
+
+// agentReadTimeout bounds reading a chat's agent before a run: a locked
+// store must not hold the run up for long (it goes on as the built-in
+// agent).
+const agentReadTimeout = 5 * time.Second
+
+// PrepareWith is Prepare for chats that may have one of the user's agents:
+// such a chat's runs take that agent's instructions (in place of the
+// built-in agent's), only its tools, and its model unless the chat picked
+// one; its approval policies apply through the gate (AgentKey).
+func PrepareWith(agent *agentcore.Agent, wss *toolkit.Workspaces, agents *Agents) func(t agentcore.Thread, opts *agentcore.StreamOptions) {
 	return func(t agentcore.Thread, opts *agentcore.StreamOptions) {
 		s := Of(t)
 		opts.RequestContext = map[string]any{toolkit.WorkspaceKey: s.WorkspaceOr(wss.Default.Root())}
@@ -31,6 +45,17 @@ func Prepare(agent *agentcore.Agent, wss *toolkit.Workspaces) func(t agentcore.T
 			names = append(names, n)
 		}
 		slices.Sort(names)
+		ctx, cancel := context.WithTimeout(context.Background(), agentReadTimeout)
+		own, ok := agents.Of(ctx, s)
+		cancel()
+		if ok {
+			names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(own.Tools, n) })
+			opts.AgentInstructions = agentcore.Text(own.Instructions)
+			opts.RequestContext[AgentKey] = own.ID
+			if s.Model == "" && own.Model != "" {
+				opts.Model = own.Model
+			}
+		}
 		var active []string
 		if s.Mode == ModePlan {
 			for _, n := range names {

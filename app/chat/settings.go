@@ -24,6 +24,7 @@ const (
 	keyModel     = agentcore.ThreadModelKey // the runtime reads it too
 	keyInstr     = "instructions"
 	keyThinking  = "thinking"
+	keyAgent     = "agent"
 )
 
 // MachineKeys are the settings that are the local user's choice, not part
@@ -75,6 +76,9 @@ type Settings struct {
 	// Sampling are the chat's own temperature, max output tokens and
 	// top-p (chat menu → Model settings); unset: the model's defaults.
 	Sampling Sampling
+	// Agent is the id of the chat's agent, one of the user's (Settings →
+	// Agents), chosen when the chat was made; "": the built-in agent.
+	Agent string
 }
 
 // MaxChatInstructions bounds a chat's own instructions.
@@ -101,6 +105,7 @@ func decode(meta map[string]any) Settings {
 	s.Workspace, _ = meta[keyWorkspace].(string)
 	s.Model, _ = meta[keyModel].(string)
 	s.Instructions, _ = meta[keyInstr].(string)
+	s.Agent, _ = meta[keyAgent].(string)
 	if v, _ := meta[keyThinking].(string); v != "" {
 		s.Thinking, _ = llm.ParseThinking(v) // unknown: the default
 	}
@@ -139,6 +144,9 @@ func encode(meta map[string]any, was, s Settings) {
 	}
 	if s.Instructions != was.Instructions {
 		setOrDelete(meta, keyInstr, s.Instructions)
+	}
+	if s.Agent != was.Agent {
+		setOrDelete(meta, keyAgent, s.Agent)
 	}
 	if s.Thinking != was.Thinking {
 		setOrDelete(meta, keyThinking, string(s.Thinking))
