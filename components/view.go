@@ -29,6 +29,10 @@ type WelcomeForm struct {
 	Model string
 	Mode  string // "build" | "plan": the mode the new chat starts in
 	Error string
+	// Agents are the agents a new chat can run, the built-in one first;
+	// Agent is the one chosen ("": the built-in one).
+	Agents []AgentChoice
+	Agent  string
 }
 
 // Banner is what every screen says above itself: the app's mode (scripted
@@ -78,11 +82,14 @@ type Chat struct {
 	Mode      string // "build" | "plan"
 	YOLO      bool   // tool calls run without asking
 	Workspace string // the folder the agent works in
-	CanPick   bool   // a native folder picker is available (desktop)
-	Tasks     []Task
-	Plans     []PlanRef // approved plans, newest last
-	Pager     Pager     // where Messages sit in a long thread
-	Usage     ThreadUsage
+	// Agent is the name of the chat's agent when it is one of the user's
+	// ("": the built-in one).
+	Agent   string
+	CanPick bool // a native folder picker is available (desktop)
+	Tasks   []Task
+	Plans   []PlanRef // approved plans, newest last
+	Pager   Pager     // where Messages sit in a long thread
+	Usage   ThreadUsage
 	// ForkedFrom: the chat was forked from another (Fork): where from.
 	ForkedFrom *ForkRef
 	// Instructions are what the model is told beside the agent's own: the
