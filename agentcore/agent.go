@@ -164,6 +164,11 @@ const (
 
 // StreamOptions adjust one call.
 type StreamOptions struct {
+	// Files reads the files that user messages carry; nil: they go to the
+	// model as a note that they could not be read.
+	Files interface {
+		GetFile(ctx context.Context, ref string) (StoredFile, error)
+	}
 	Model      string // overrides Agent.Model
 	RunID      string // generated when empty
 	ThreadID   string

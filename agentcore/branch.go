@@ -85,7 +85,7 @@ type EditRequest struct {
 // sibling of it (it follows the same message), the active branch, and a run
 // answers it. The old message and everything after it stay in the tree.
 func (rt *Runtime) Edit(ctx context.Context, req EditRequest) (Sent, error) {
-	text, agent, thread, model, err := rt.sendTarget(ctx, SendRequest{ThreadID: req.ThreadID, Text: req.Text, Model: req.Model})
+	in, agent, thread, model, err := rt.sendTarget(ctx, SendRequest{ThreadID: req.ThreadID, Text: req.Text, Model: req.Model})
 	if err != nil {
 		return Sent{}, err
 	}
@@ -103,7 +103,7 @@ func (rt *Runtime) Edit(ctx context.Context, req EditRequest) (Sent, error) {
 		return Sent{}, fmt.Errorf("edit message %s: %w", old.ID, err)
 	}
 	rt.branchChanged(ctx, thread.ID)
-	sent, err := rt.sendLocked(ctx, thread, agent, model, text, RunOptions{})
+	sent, err := rt.sendLocked(ctx, thread, agent, model, in, RunOptions{})
 	if err != nil {
 		rt.putBack(ctx, thread.ID, old.ID)
 		return Sent{}, err

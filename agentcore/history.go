@@ -3,6 +3,7 @@ package agentcore
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"parley/agentcore/llm"
@@ -12,16 +13,20 @@ import (
 // An assistant message holds every step of its run: each step becomes the
 // assistant's text and tool calls, then the results as the model saw them.
 // Empty turns are left out: providers reject them.
-func (a *Agent) prompt(messages []Message) []llm.Message {
+func (a *Agent) prompt(messages []Message, load func(ref string) (StoredFile, error)) []llm.Message {
 	out := make([]llm.Message, 0, len(a.Instructions)+len(messages))
 	for _, s := range a.Instructions {
 		out = append(out, llm.Message{Role: llm.RoleSystem, Text: s.Content})
 	}
 	for _, m := range messages {
 		switch m.Role {
-		case RoleUser, RoleSystem:
+		case RoleSystem:
 			if text := m.Content.Text(); text != "" {
-				out = append(out, llm.Message{Role: llm.Role(m.Role), Text: text})
+				out = append(out, llm.Message{Role: llm.RoleSystem, Text: text})
+			}
+		case RoleUser:
+			if um := userPrompt(m.Content, load); um.Text != "" || len(um.Files) > 0 {
+				out = append(out, um)
 			}
 		case RoleAssistant:
 			out = append(out, assistantTurns(m.Content)...)
@@ -32,6 +37,32 @@ func (a *Agent) prompt(messages []Message) []llm.Message {
 		}
 	}
 	return out
+}
+
+// userPrompt is a user message for the model: its text, then each text
+// file's content with its name, and its images as image parts. A file that
+// cannot be read is named in the text with why, so the model can say so.
+func userPrompt(c Content, load func(ref string) (StoredFile, error)) llm.Message {
+	m := llm.Message{Role: llm.RoleUser}
+	var text strings.Builder
+	text.WriteString(c.Text())
+	for _, p := range c.Parts {
+		ref, ok := p.FileRef()
+		if !ok {
+			continue
+		}
+		f, err := load(ref)
+		switch {
+		case err != nil:
+			fmt.Fprintf(&text, "\n\n[The attached file %q could not be read: %v]", p.Filename, err)
+		case strings.HasPrefix(f.MediaType, "image/"):
+			m.Files = append(m.Files, llm.File{Name: p.Filename, MediaType: f.MediaType, Data: f.Data})
+		default:
+			fmt.Fprintf(&text, "\n\n<file name=%q>\n%s\n</file>", p.Filename, f.Data)
+		}
+	}
+	m.Text = strings.TrimSpace(text.String())
+	return m
 }
 
 // assistantTurns splits an assistant message at its step-start parts.

@@ -55,13 +55,18 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 	if !ok {
 		return
 	}
-	r.loop(ctx, model, r.prompt(messages), 1)
+	r.loop(ctx, model, r.prompt(ctx, messages), 1)
 }
 
 // prompt is the agent's prompt (or this call's replacement for its
 // instructions) plus this call's extra instructions.
-func (r *run) prompt(messages []Message) []llm.Message {
-	p := r.agent.prompt(messages)
+func (r *run) prompt(ctx context.Context, messages []Message) []llm.Message {
+	p := r.agent.prompt(messages, func(ref string) (StoredFile, error) {
+		if r.opts.Files == nil {
+			return StoredFile{}, ErrNotFound
+		}
+		return r.opts.Files.GetFile(ctx, ref)
+	})
 	n := len(r.agent.Instructions)
 	if r.opts.AgentInstructions != nil {
 		own := make([]llm.Message, 0, len(r.opts.AgentInstructions)+len(p)-n)
@@ -101,7 +106,7 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 		}
 		c.approval, c.resume = &d, nil // the tool itself runs fresh
 	}
-	prompt := r.prompt(messages)
+	prompt := r.prompt(ctx, messages)
 	results := r.execute(ctx, []*call{c}, prompt, ti.Step)
 	if r.gone {
 		return
@@ -126,7 +131,7 @@ func (r *run) resume(ctx context.Context, messages []Message, in ResumeInput, yi
 			updated[i].Content = withInvocation(msg.Content, answered)
 		}
 	}
-	r.loop(ctx, model, r.prompt(updated), ti.Step+1)
+	r.loop(ctx, model, r.prompt(ctx, updated), ti.Step+1)
 }
 
 // setup resolves the model and the tools; false when the run cannot start

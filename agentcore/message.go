@@ -3,6 +3,7 @@ package agentcore
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -97,12 +98,41 @@ type Content struct {
 }
 
 // Part is one part of a v2 message. Type is "text", "reasoning", "step-start",
-// "tool-invocation" or "source".
+// "tool-invocation", "source" or "file".
 type Part struct {
 	Type           string          `json:"type"`
 	Text           string          `json:"text,omitempty"`
 	Source         *Source         `json:"source,omitempty"`
 	ToolInvocation *ToolInvocation `json:"toolInvocation,omitempty"`
+	// A file part (Mastra v2's {type: "file", data, mimeType, filename}):
+	// Data is where Parley keeps it, FileURL of its SHA-256; Size is
+	// Parley's own, for the chip that shows it.
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+}
+
+// filePrefix is the path a stored file is served at, before its SHA-256
+// in hex: a file part's Data.
+const filePrefix = "/files/"
+
+// FileURL is the Data of a file part for the stored file with sha256 (hex).
+func FileURL(sha256 string) string { return filePrefix + sha256 }
+
+// FileRef is the SHA-256 of the stored file a file part names, and whether
+// it names one: 64 lowercase hex digits after filePrefix, nothing else.
+func (p Part) FileRef() (string, bool) {
+	ref, ok := strings.CutPrefix(p.Data, filePrefix)
+	if p.Type != "file" || !ok || len(ref) != 64 {
+		return "", false
+	}
+	for _, c := range ref {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return ref, true
 }
 
 // ToolInvocation is the v2 record of one tool call. ToolCallID is Parley's

@@ -193,7 +193,10 @@ type SendRequest struct {
 	ThreadID string
 	AgentID  string // "" = default agent
 	Text     string
-	Model    string // "" = the thread's model, else the agent's
+	// Files are file parts of files already stored (FileStore), sent
+	// after Text in the same message; Text may then be empty.
+	Files []Part
+	Model string // "" = the thread's model, else the agent's
 	// Earlier are input messages that come before Text (Mastra's generate
 	// and stream keep every input message): Send stores them, in order,
 	// once it is sure no run is in progress, then decides on Text.
@@ -268,7 +271,7 @@ type Sent struct {
 // oldest call that takes one (for agents with AutoResumeSuspendedTools):
 // that run goes on, nothing new starts, and Sent.User is empty.
 func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
-	text, agent, thread, model, err := rt.sendTarget(ctx, req)
+	in, agent, thread, model, err := rt.sendTarget(ctx, req)
 	if err != nil {
 		return Sent{}, err
 	}
@@ -283,7 +286,7 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 			return Sent{}, err
 		}
 	}
-	return rt.sendLocked(ctx, thread, agent, model, text, req.Options)
+	return rt.sendLocked(ctx, thread, agent, model, in, req.Options)
 }
 
 // storeEarlier stores the input messages that come before a user's message,
@@ -460,17 +463,19 @@ func (rt *Runtime) Pending(ctx context.Context, threadID string) ([]ToolInvocati
 }
 
 // begin writes the user message, the run and the empty assistant message.
-func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *liveRun, text string) (Sent, error) {
+func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *liveRun, in userTurn) (Sent, error) {
+	content := TextContent(in.text)
+	content.Parts = append(content.Parts, in.files...)
 	user, err := rt.store.AppendMessage(ctx, Message{
 		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleUser,
-		Content: TextContent(text), Status: StatusComplete,
+		Content: content, Status: StatusComplete,
 	})
 	if err != nil {
 		return Sent{}, fmt.Errorf("store user message: %w", err)
 	}
 	rt.bus.Publish(Event{Type: EventMessage, ThreadID: thread.ID, MessageID: user.ID})
 	if thread.Title == "" {
-		title := titleFrom(text)
+		title := titleFrom(cmp.Or(in.text, in.fileNames()))
 		if _, err := rt.store.UpdateThread(ctx, thread.ID, ThreadPatch{Title: &title}); err != nil {
 			rt.Log.Warn("set thread title", "thread", thread.ID, "err", err)
 		}
@@ -522,7 +527,7 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 
 	last := Event{Type: EventError, Error: "the run ended without a finish"}
 	opts := StreamOptions{Model: l.run.Model, RunID: l.run.ID, ThreadID: threadID, ResourceID: l.thread.ResourceID,
-		Signals: &runSignals{rt: rt, l: l}}
+		Signals: &runSignals{rt: rt, l: l}, Files: rt.store}
 	if rt.Prepare != nil {
 		if t, err := rt.store.GetThread(ctx, threadID); err == nil {
 			rt.Prepare(t, &opts) // fresh: a mode may have changed since the run was reserved

@@ -49,6 +49,26 @@ type ThreadStore interface {
 	PurgeTrash(ctx context.Context, before time.Time) (int, error)
 }
 
+// StoredFile is a file attached to a message, as stored.
+type StoredFile struct {
+	MediaType string
+	Data      []byte
+}
+
+// FileStore keeps the files attached to messages, once each by their
+// SHA-256 (hex), which a file part names (Part.FileRef). A file goes with
+// the last message that uses it; one never sent goes an hour after it was
+// added.
+type FileStore interface {
+	// PutFile stores data of the checked media type and returns its SHA-256.
+	PutFile(ctx context.Context, mime string, data []byte) (string, error)
+	// GetFile returns a stored file; ErrNotFound when there is none.
+	GetFile(ctx context.Context, ref string) (StoredFile, error)
+	// FileInfo returns a stored file's media type and size, without its
+	// bytes; ErrNotFound when there is none.
+	FileInfo(ctx context.Context, ref string) (mime string, size int64, err error)
+}
+
 // MessageStore keeps messages. AppendMessage assigns Seq (and ID and
 // CreatedAt when empty) and bumps the thread's UpdatedAt, as MoveMessages
 // does: a thread's UpdatedAt is its last message activity.
@@ -171,6 +191,7 @@ type SettingsStore interface {
 type Store interface {
 	ThreadStore
 	MessageStore
+	FileStore
 	RunStore
 	SettingsStore
 	StateStore

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"parley/agentcore/llm"
 )
 
 // One run per thread, whatever waits. A run that suspends on a call (a
@@ -101,7 +103,7 @@ type Said struct {
 // step; the answer to the call its run waits on (see Send); else the start
 // of a new run.
 func (rt *Runtime) Say(ctx context.Context, req SendRequest) (Said, error) {
-	text, agent, thread, model, err := rt.sendTarget(ctx, req)
+	in, agent, thread, model, err := rt.sendTarget(ctx, req)
 	if err != nil {
 		return Said{}, err
 	}
@@ -109,7 +111,10 @@ func (rt *Runtime) Say(ctx context.Context, req SendRequest) (Said, error) {
 	lane.Lock()
 	defer lane.Unlock()
 	if l := rt.liveRun(thread.ID); l != nil {
-		sig, err := NewSignal(Signal{Type: SignalUser, Contents: text})
+		if len(in.files) > 0 {
+			return Said{}, ErrFilesWhileBusy
+		}
+		sig, err := NewSignal(Signal{Type: SignalUser, Contents: in.text})
 		if err != nil {
 			return Said{}, err
 		}
@@ -119,7 +124,7 @@ func (rt *Runtime) Say(ctx context.Context, req SendRequest) (Said, error) {
 		}
 		return Said{Action: Deliver, Run: l.run}, nil
 	}
-	sent, err := rt.sendLocked(ctx, thread, agent, model, text, RunOptions{})
+	sent, err := rt.sendLocked(ctx, thread, agent, model, in, RunOptions{})
 	if err != nil {
 		return Said{}, err
 	}
@@ -255,17 +260,45 @@ func stopCalls(c Content) (Content, bool) {
 	return c, true
 }
 
-// sendTarget resolves what a message is for.
-func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (text string, agent *Agent, thread Thread, model string, err error) {
-	text = strings.TrimSpace(req.Text)
-	if text == "" {
-		return "", nil, Thread{}, "", errors.New("the message is empty")
+// userTurn is what the user sends: text and files (file parts of stored
+// files).
+type userTurn struct {
+	text  string
+	files []Part
+}
+
+// fileNames is the names of the turn's files, for a chat's title when it
+// has no text.
+func (in userTurn) fileNames() string {
+	names := make([]string, 0, len(in.files))
+	for _, f := range in.files {
+		names = append(names, f.Filename)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ErrFilesWhileBusy refuses files sent into a run in progress: they go
+// with a message that starts a run.
+var ErrFilesWhileBusy = errors.New("files go with a new message: wait for the reply to finish, or stop it, then send them")
+
+// sendTarget resolves what a message is for. A message with files needs
+// no text; its files must be file parts of stored files, and a model known
+// to read no images is refused an image before anything is sent.
+func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (in userTurn, agent *Agent, thread Thread, model string, err error) {
+	in = userTurn{text: strings.TrimSpace(req.Text), files: req.Files}
+	if in.text == "" && len(in.files) == 0 {
+		return userTurn{}, nil, Thread{}, "", errors.New("the message is empty")
+	}
+	for _, f := range in.files {
+		if _, ok := f.FileRef(); !ok {
+			return userTurn{}, nil, Thread{}, "", fmt.Errorf("the file %q is not a stored file", f.Filename)
+		}
 	}
 	if agent, err = rt.Agent(req.AgentID); err != nil {
-		return "", nil, Thread{}, "", err
+		return userTurn{}, nil, Thread{}, "", err
 	}
 	if thread, err = rt.store.GetThread(ctx, req.ThreadID); err != nil {
-		return "", nil, Thread{}, "", fmt.Errorf("send to thread %s: %w", req.ThreadID, err)
+		return userTurn{}, nil, Thread{}, "", fmt.Errorf("send to thread %s: %w", req.ThreadID, err)
 	}
 	model = req.Model
 	if model == "" {
@@ -274,12 +307,17 @@ func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (text string
 	if model == "" {
 		model = agent.CurrentModel()
 	}
-	return text, agent, thread, model, nil
+	for _, f := range in.files {
+		if info, _ := llm.Lookup(model); info.NoVision && strings.HasPrefix(f.MimeType, "image/") {
+			return userTurn{}, nil, Thread{}, "", fmt.Errorf("%s does not read images: choose a model that does, or remove %q", model, f.Filename)
+		}
+	}
+	return in, agent, thread, model, nil
 }
 
 // sendLocked answers the waiting call with text, or starts a run that
 // answers it. The caller holds the thread's lane.
-func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, model, text string, options RunOptions) (Sent, error) {
+func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, model string, in userTurn, options RunOptions) (Sent, error) {
 	if rt.liveRun(thread.ID) != nil {
 		return Sent{}, ErrBusy
 	}
@@ -288,7 +326,10 @@ func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, 
 		return Sent{}, err
 	}
 	if len(calls) > 0 {
-		run, msgID, err := rt.answerLocked(ctx, thread, agent, calls, text)
+		if len(in.files) > 0 {
+			return Sent{}, fmt.Errorf("%w: answer it first, then send the files", ErrWaiting)
+		}
+		run, msgID, err := rt.answerLocked(ctx, thread, agent, calls, in.text)
 		if err != nil {
 			return Sent{}, err
 		}
@@ -299,7 +340,7 @@ func (rt *Runtime) sendLocked(ctx context.Context, thread Thread, agent *Agent, 
 		return Sent{}, err
 	}
 	l.options = options
-	sent, err := rt.begin(ctx, thread, agent, l, text)
+	sent, err := rt.begin(ctx, thread, agent, l, in)
 	if err != nil {
 		rt.releaseLocked(l)
 		return Sent{}, err

@@ -103,6 +103,9 @@ func (db *DB) open(ctx context.Context) error {
 	if _, err := db.PurgeTrash(ctx, now().Add(time.Millisecond)); err != nil {
 		return err
 	}
+	if err := db.dropUnsentFiles(ctx); err != nil {
+		return err
+	}
 	// Readers open after migrating, so none sees a half-made schema.
 	if db.reader, err = sql.Open("sqlite", dsn(db.path, false)); err != nil {
 		return err

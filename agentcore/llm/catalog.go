@@ -25,6 +25,9 @@ type Info struct {
 	// MaxOutput is the most tokens one answer may have (the provider's
 	// max_tokens limit); 0: unknown.
 	MaxOutput int64
+	// NoVision: the model is known not to read images (an image would
+	// only get the provider's 400). Unknown models are sent them.
+	NoVision bool
 }
 
 // entry is a catalog line: window, priced, input, cached input, output.
@@ -43,6 +46,10 @@ var noReasoning = map[string]bool{
 	"gpt-4.1": true, "gpt-4.1-mini": true, "gpt-4.1-nano": true, "gpt-4o": true, "gpt-4o-mini": true,
 	"claude-3-5-sonnet": true, "claude-3-5-haiku": true, "gemini-2.0-flash": true, "scripted": true,
 }
+
+// noVision are the catalog's models that read no images (OpenAI's model
+// page for o3-mini: text input only).
+var noVision = map[string]bool{"o3-mini": true}
 
 // maxOutput is the most output tokens per call, from each provider's
 // model pages (Anthropic's without the 128k beta header), as of August
@@ -118,6 +125,7 @@ func Lookup(spec string) (Info, bool) {
 		info := Info{ContextWindow: e.window, Priced: e.priced, Input: e.input, CachedInput: e.cachedInput, Output: e.output}
 		info.Reasoning = !noReasoning[best]
 		info.MaxOutput = maxOutput[best]
+		info.NoVision = noVision[best]
 		if strings.HasPrefix(best, "claude-") {
 			info.CacheWrite = info.Input * anthropicCacheWrite
 		}

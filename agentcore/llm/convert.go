@@ -80,6 +80,19 @@ func hasFunctionTools(req Request) bool {
 	return slices.ContainsFunc(req.Tools, func(t ToolSpec) bool { return !t.ProviderDefined })
 }
 
+// userMessage is a user message with its files after its text; a message
+// of files alone has no text part (Anthropic refuses an empty one).
+func userMessage(m Message) fantasy.Message {
+	parts := make([]fantasy.MessagePart, 0, 1+len(m.Files))
+	if m.Text != "" || len(m.Files) == 0 {
+		parts = append(parts, fantasy.TextPart{Text: m.Text})
+	}
+	for _, f := range m.Files {
+		parts = append(parts, fantasy.FilePart{Filename: f.Name, MediaType: f.MediaType, Data: f.Data})
+	}
+	return fantasy.Message{Role: fantasy.MessageRoleUser, Content: parts}
+}
+
 // toCall converts a Request for modelID of provider into fantasy's prompt
 // types.
 func toCall(req Request, provider, modelID string) (fantasy.Call, error) {
@@ -95,7 +108,7 @@ func toCallFor(req Request, provider, modelID string, responses bool) (fantasy.C
 		case RoleSystem:
 			call.Prompt = append(call.Prompt, fantasy.NewSystemMessage(m.Text))
 		case RoleUser:
-			call.Prompt = append(call.Prompt, fantasy.NewUserMessage(m.Text))
+			call.Prompt = append(call.Prompt, userMessage(m))
 		case RoleAssistant:
 			var parts []fantasy.MessagePart
 			if provider == anthropic.Name {

@@ -25,10 +25,20 @@ const (
 type Message struct {
 	Role Role
 	Text string
+	// Files go with a user message after its text: images, as the
+	// provider's image parts.
+	Files []File
 	// ToolCalls made by an assistant message.
 	ToolCalls []ToolCall
 	// ToolResults carried by a tool message.
 	ToolResults []ToolResult
+}
+
+// File is a file attached to a user message.
+type File struct {
+	Name      string
+	MediaType string // image/png, image/jpeg, image/webp or image/gif
+	Data      []byte
 }
 
 // ToolCall is a complete tool call from the model.
