@@ -66,13 +66,7 @@ type anthropicCache struct{ written map[[32]byte]bool }
 func (c *anthropicCache) bill(t *testing.T, body string) usage {
 	t.Helper()
 	req := decode(t, body)
-	var blocks []any
-	for _, tool := range asList(req["tools"]) {
-		blocks = append(blocks, tool)
-	}
-	for _, b := range asList(req["system"]) {
-		blocks = append(blocks, b)
-	}
+	blocks := append(append([]any(nil), asList(req["tools"])...), asList(req["system"])...)
 	for _, m := range asList(req["messages"]) {
 		role := m.(map[string]any)["role"]
 		for _, b := range asList(m.(map[string]any)["content"]) {
