@@ -42,6 +42,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stopProfile()
 	}
+	if path := os.Getenv("PARLEY_MEMPROFILE"); path != "" {
+		defer profileMemory(path, log)
+	}
 	return Serve(ctx, c, withLimits(c, Options{Log: log}), func(url string) {
 		fmt.Fprintf(stdout, "Parley is running at %s\n", url)
 		fmt.Fprintf(stdout, "Workspace (the agent reads and writes here): %s  (choose another with --workspace)\n", c.Workspace)
@@ -154,4 +157,19 @@ func profileCPU(path string) (func(), error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// profileMemory writes a heap profile of the whole serve to path (for
+// `go tool pprof -sample_index=alloc_space`: what was allocated, and
+// where), as `go test -memprofile` does for a test.
+func profileMemory(path string, log *slog.Logger) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Error("PARLEY_MEMPROFILE", "err", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		log.Error("PARLEY_MEMPROFILE", "err", err)
+	}
 }
