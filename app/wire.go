@@ -46,6 +46,7 @@ type Instance struct {
 	MCP     *mcp.Manager     // the MCP servers and their tools
 	Keys    *KeyStore        // provider keys saved in Settings
 	Memory  *chat.Memory     // the working memory (Mastra's) and its on/off setting
+	Agents  *chat.Agents     // the user's own agents, beside the built-in one
 	Log     *slog.Logger
 
 	lock        *dataLock // the data folder's, released by Close
@@ -229,6 +230,9 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		return names
 	})
 	agent.Hooks.BeforeToolCall = gate.Before
+	// The user's own agents: profiles over this one (Settings → Agents).
+	in.Agents = chat.NewAgents(db, agent, category)
+	gate.UseAgents(in.Agents)
 	// The task tools tell the views of a thread about changes through the
 	// runtime; the inbox tool reads the runtime's notifications.
 	for name, t := range toolkit.TaskTools(db, func(threadID string, _ []toolkit.Task) { in.Runtime.TasksChanged(threadID) }) {
@@ -245,7 +249,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 	}
 	memory := chat.NewMemory(db, log)
 	in.Memory = memory
-	in.Runtime.Prepare = memory.WithMemory(agent, chat.NewModelDefaults(db).WithDefaults(chat.Prepare(agent, wss)))
+	in.Runtime.Prepare = memory.WithMemory(agent, chat.NewModelDefaults(db).WithDefaults(chat.PrepareWith(agent, wss, in.Agents)))
 	in.Runtime.AutoTitle = true
 	in.Runtime.StartNotifications()
 	in.stopMemory = returnMemory(in.Runtime, heapBeyondLive, releaseMemory)
@@ -262,6 +266,7 @@ func open(ctx context.Context, c Config, o Options) (*Instance, error) {
 		DemoNow:    func() bool { return sv.CurrentModel() == DemoModel },
 		Workspace:  ws.Root(),
 		Approvals:  gate,
+		Agents:     in.Agents,
 		Journal:    db,
 		Providers:  withMemory{sv, memory},
 		MCP:        sv,

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -224,7 +225,9 @@ func splitModel(spec string) (provider, modelID string) {
 	return provider, modelID
 }
 
-// apiListAgents answers GET /api/agents: an object keyed by agent id.
+// apiListAgents answers GET /api/agents: an object keyed by agent id, the
+// runtime's agents and the user's own (Settings → Agents; Mastra's
+// source "stored", as its stored agents are).
 func (s *Server) apiListAgents(r *http.Request) (any, error) {
 	out := map[string]agentView{}
 	for _, a := range s.rt.Agents() {
@@ -232,18 +235,36 @@ func (s *Server) apiListAgents(r *http.Request) (any, error) {
 		v.ID = a.ID
 		out[a.ID] = v
 	}
+	if ag := s.cfg.Agents; ag != nil {
+		list, err := ag.List(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range list {
+			if _, taken := out[d.ID]; taken {
+				continue // a runtime agent wins its id
+			}
+			v := newAgentView(ag.Runnable(d))
+			v.ID, v.Source = d.ID, "stored"
+			out[d.ID] = v
+		}
+	}
 	return out, nil
 }
 
 func (s *Server) apiGetAgent(r *http.Request) (any, error) {
-	a, err := s.apiAgent(r.PathValue("agentId"))
+	a, err := s.apiAgentIn(r.Context(), r.PathValue("agentId"))
 	if err != nil {
 		return nil, err
 	}
-	return newAgentView(a), nil
+	v := newAgentView(a)
+	if !s.runtimeAgent(a) {
+		v.Source = "stored"
+	}
+	return v, nil
 }
 
-// apiAgent finds an agent by id, with Mastra's 404 text.
+// apiAgent finds a runtime agent by id, with Mastra's 404 text.
 func (s *Server) apiAgent(id string) (*agentcore.Agent, error) {
 	if id == "" {
 		return nil, badRequest("Agent ID is required")
@@ -253,6 +274,27 @@ func (s *Server) apiAgent(id string) (*agentcore.Agent, error) {
 		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("Agent with id %s not found", id)}
 	}
 	return a, nil
+}
+
+// apiAgentIn finds an agent by id among the runtime's and the user's own
+// (as the runtime runs it outside a chat), with Mastra's 404 text.
+func (s *Server) apiAgentIn(ctx context.Context, id string) (*agentcore.Agent, error) {
+	a, err := s.apiAgent(id)
+	if err == nil || s.cfg.Agents == nil || id == "" {
+		return a, err
+	}
+	d, gerr := s.cfg.Agents.Get(ctx, id)
+	if gerr != nil {
+		return nil, err
+	}
+	return s.cfg.Agents.Runnable(d), nil
+}
+
+// runtimeAgent reports whether a is one of the runtime's own agents (not
+// one of the user's, which run as the built-in agent in a chat).
+func (s *Server) runtimeAgent(a *agentcore.Agent) bool {
+	got, err := s.rt.Agent(a.ID)
+	return err == nil && got == a
 }
 
 // checkThreadID limits the thread ids a client may choose: they end up in

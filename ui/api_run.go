@@ -15,6 +15,7 @@ import (
 
 	"parley/agentcore"
 	"parley/agentcore/llm"
+	"parley/app/chat"
 )
 
 // runBody is the part of Mastra's agentExecutionBodySchema that Parley uses,
@@ -457,7 +458,7 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	agent, err := s.apiAgent(r.PathValue("agentId"))
+	agent, err := s.apiAgentIn(r.Context(), r.PathValue("agentId"))
 	if err != nil {
 		return nil, err
 	}
@@ -512,17 +513,36 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 		if err := checkThreadID(threadID); err != nil {
 			return nil, err
 		}
-		t, err = s.rt.CreateThread(ctx, agentcore.Thread{ID: threadID, ResourceID: resourceID})
+		var meta map[string]any
+		if own := s.ownAgent(agent); own != "" {
+			// One of the user's agents: the chat is its, from its mode and model.
+			settings, serr := s.cfg.Agents.NewChat(ctx, own)
+			if serr != nil {
+				return nil, serr
+			}
+			meta = chat.Metadata(settings)
+		}
+		t, err = s.rt.CreateThread(ctx, agentcore.Thread{ID: threadID, ResourceID: resourceID, Metadata: meta})
 	case err == nil && resourceID != "" && t.ResourceID != resourceID:
 		err = errOtherResource
+	case err == nil && chat.Of(t).Agent != s.ownAgent(agent):
+		// The agent named runs the thread from now on, as in Mastra any
+		// agent may answer in a thread.
+		own := s.ownAgent(agent)
+		_, err = chat.New(s.rt).Update(ctx, t.ID, func(st *chat.Settings) error { st.Agent = own; return nil })
 	}
 	if err != nil {
 		return nil, err
 	}
+	// The user's agents run as the built-in one, prepared from the chat.
+	agentID := agent.ID
+	if s.ownAgent(agent) != "" {
+		agentID = ""
+	}
 	// Subscribed before anything is written: no event of the run is missed.
 	sub := s.rt.Subscribe(t.ID)
 	// Mastra keeps every input message; the last one starts the run.
-	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agent.ID, Text: last.Content.Text(), Model: model, Earlier: msgs[:len(msgs)-1], Options: options})
+	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agentID, Text: last.Content.Text(), Model: model, Earlier: msgs[:len(msgs)-1], Options: options})
 	if err != nil {
 		sub.Close()
 		return nil, err
@@ -847,7 +867,7 @@ func (s *Server) startResume(r *http.Request) (*apiRun, error) {
 	if len(b.ResumeData) == 0 {
 		return nil, badRequest(`Argument "resumeData" is required`)
 	}
-	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
+	if _, err := s.apiAgentIn(r.Context(), r.PathValue("agentId")); err != nil {
 		return nil, err
 	}
 	ctx := r.Context()

@@ -34,6 +34,7 @@ func (s *Server) welcome(w http.ResponseWriter, r *http.Request, status int, f c
 		s.httpError(w, r, err)
 		return
 	}
+	f.Agents = s.agentChoices(r)
 	s.render(w, r, status, components.Page{Sidebar: sb, Banner: s.banner(), Models: s.modelList(f.Model), Welcome: f})
 }
 
@@ -124,7 +125,8 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, fmt.Errorf("%w: %v", errBadRequest, err))
 		return
 	}
-	form := components.WelcomeForm{Text: text, Model: cmp.Or(model, s.defaultModel()), Mode: string(mode)}
+	agent := r.PostFormValue("agent") // "": the built-in agent
+	form := components.WelcomeForm{Text: text, Model: cmp.Or(model, s.defaultModel()), Mode: string(mode), Agent: agent}
 	refused := func(reason string) { form.Error = reason; s.welcome(w, r, http.StatusUnprocessableEntity, form) }
 	if strings.TrimSpace(text) == "" {
 		refused("Write a message first: a chat starts with its first message.")
@@ -132,7 +134,17 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	}
 	t := agentcore.Thread{ResourceID: defaultResource}
 	settings := chat.Settings{Mode: mode}
-	if model != "" && model != s.defaultModel() {
+	if s.cfg.Agents != nil && !s.cfg.Agents.IsBuiltin(agent) {
+		// The chat keeps its agent; the mode and model are the form's
+		// (the chooser set them to the agent's own).
+		own, err := s.cfg.Agents.NewChat(ctx, agent)
+		if err != nil {
+			refused("That agent is not here any more: pick another.")
+			return
+		}
+		settings.Agent, settings.Model = own.Agent, own.Model
+	}
+	if model != "" && model != cmp.Or(settings.Model, s.defaultModel()) {
 		if err := s.cfg.CheckModel(model); err != nil {
 			refused(fmt.Sprintf("Model “%s” cannot be used: %s", model, strings.TrimPrefix(err.Error(), "llm: ")))
 			return

@@ -47,6 +47,8 @@ type Config struct {
 	PickFolder func(ctx context.Context) (string, error)
 	// Approvals edits approval policies (nil: Settings shows none).
 	Approvals ApprovalSettings
+	// Agents are the user's own agents (nil: only the built-in one).
+	Agents *chat.Agents
 	// Providers edits provider keys and addresses, the default model and
 	// the theme; MCP the MCP servers (nil: Settings shows none).
 	Providers ProviderSettings
@@ -178,6 +180,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /import", s.importPage)
 	mux.HandleFunc("POST /banner/low-disk/dismiss", s.dismissLowDisk)
 	s.settingsRoutes(mux)
+	s.agentRoutes(mux)
 	s.apiRoutes(mux)
 	s.registryRoutes(mux) // memory search and status, working memory, workflows
 	s.observeRoutes(mux)  // traces, logs, metrics, scores, feedback, datasets

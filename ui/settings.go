@@ -110,6 +110,7 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if msg := q.Get("saved"); msg != "" {
 		page.Flash = components.Flash{Target: q.Get("at"), Message: msg}
+		page.Agents.Flash = page.Flash
 	}
 	if name := q.Get("mcp"); name != "" && s.cfg.MCP != nil {
 		if page.MCPForm, err = s.cfg.MCP.MCPForm(r.Context(), name); err != nil {
@@ -182,6 +183,9 @@ func (s *Server) settingsView(ctx context.Context) (components.Settings, error) 
 		return page, err
 	}
 	if page.ModelSettings, err = s.modelSettingsView(ctx); err != nil {
+		return page, err
+	}
+	if page.Agents, err = s.agentsView(ctx); err != nil {
 		return page, err
 	}
 	return page, nil

@@ -339,7 +339,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 	}
 	if v.header {
 		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t), Workspace: threadWorkspace(t, v.s.cfg.Workspace), CanPick: v.s.cfg.PickFolder != nil,
-			Usage: v.s.threadUsage(ctx, t), Instructions: v.s.instructions(ctx, t)}
+			Usage: v.s.threadUsage(ctx, t), Instructions: v.s.instructions(ctx, t), Agent: v.s.chatAgent(ctx, t)}
 		c.Thinking, c.NoThinking = v.s.chatThinking(t)
 		c.Sampling = v.s.chatSampling(ctx, t)
 		if err := v.sse.PatchElementTempl(components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {

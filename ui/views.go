@@ -110,6 +110,7 @@ func (s *Server) chat(ctx context.Context, t agentcore.Thread, at string) (compo
 	c.Usage = s.threadUsage(ctx, t)
 	c.ForkedFrom = s.forkedFrom(ctx, t)
 	c.Instructions = s.instructions(ctx, t)
+	c.Agent = s.chatAgent(ctx, t)
 	return c, nil
 }
 
@@ -138,6 +139,9 @@ func (s *Server) forkedFrom(ctx context.Context, t agentcore.Thread) *components
 func (s *Server) threadModel(t agentcore.Thread) string {
 	if m := chat.Of(t).Model; m != "" {
 		return m
+	}
+	if d, ok := s.cfg.Agents.Of(context.Background(), chat.Of(t)); ok && d.Model != "" {
+		return d.Model // the chat's agent's
 	}
 	if a, err := s.rt.Agent(""); err == nil {
 		return a.CurrentModel()
