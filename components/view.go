@@ -197,6 +197,8 @@ type Message struct {
 	// notification, a state update, a reminder), shown as one line.
 	Signal *SignalLine
 	Usage  *Usage // tokens and cost of a reply that recorded them
+	// Files are the files a user message carries.
+	Files []Attachment
 	// WaitingSince is when the run writing this reply started, in Unix
 	// milliseconds, while no part of it has come yet (0: not waiting): the
 	// reply shows how long the model has been waited for.
@@ -306,8 +308,23 @@ func title(t string) string {
 // chatSignals are the Datastar signals of a chat: the draft, the rename
 // field and the model picker.
 func chatSignals(c Chat) map[string]any {
-	return map[string]any{"draft": "", "title": "", "path": "", "model": c.Model}
+	return map[string]any{"draft": "", "title": "", "path": "", "model": c.Model, "attached": ""}
 }
+
+// Attachment is a file on a message or in the composer: a chip with its
+// name and size, a thumbnail for an image, opening the file.
+type Attachment struct {
+	Ref   string // the SHA-256 it is stored by
+	Name  string
+	Size  string // for a person: "34 KB"
+	Image bool
+}
+
+// FileURL is where a stored file is served.
+func FileURL(ref string) string { return "/files/" + seg(ref) }
+
+// ForgetFileURL takes the file ref out of the composer's files.
+func ForgetFileURL(ref string) string { return "/files/forget?" + url.Values{"ref": {ref}}.Encode() }
 
 // Part is one piece of a reply: rendered text or a tool call.
 type Part struct {

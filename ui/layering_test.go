@@ -19,12 +19,14 @@ var (
 		"GetThread", "ListThreads", "GetMessage", "ListMessages", "GetRun", "ListRuns",
 		"GetSetting", "GetState", "Search", "ThreadUsage", "Close", "ListTree", "Siblings",
 		"GetNotification", "FindCoalescable", "ListNotifications", "DueNotifications", "NextDue",
+		"GetFile", "FileInfo",
 	}
 	storeWrites = []string{
 		"CreateThread", "UpdateThread", "UpdateThreadMetadata", "DeleteThread", "TrashThread", "RestoreThread", "PurgeTrash",
 		"AppendMessage", "UpdateMessage", "MarkMessage", "MoveMessages", "DeleteMessage",
 		"CreateRun", "FinishRun", "SetSetting", "SetState", "ImportThreads",
 		"CreateNotification", "SaveNotification", "SwitchBranch", "RewindTo", "ForkThread",
+		"PutFile",
 	}
 )
 

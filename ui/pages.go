@@ -179,6 +179,8 @@ type chatSignals struct {
 	Draft string `json:"draft"`
 	Title string `json:"title"`
 	Model string `json:"model"`
+	// Attached is the composer's files (see parseAttached).
+	Attached string `json:"attached"`
 }
 
 func (s *Server) readSignals(w http.ResponseWriter, r *http.Request) (chatSignals, bool) {
@@ -198,15 +200,19 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	threadID := r.PathValue("id")
-	var err error
-	if r.URL.Query().Get("queue") == "1" {
+	files, err := s.sendFiles(r, sig.Attached)
+	switch {
+	case err != nil:
+	case r.URL.Query().Get("queue") == "1" && len(files) > 0:
+		err = agentcore.ErrFilesWhileBusy
+	case r.URL.Query().Get("queue") == "1":
 		// After the reply being written (and any turn queued before).
 		_, _, err = s.rt.QueueMessage(r.Context(), sig.Draft, agentcore.SignalTarget{ThreadID: threadID})
-	} else {
+	default:
 		// The runtime decides, under the chat's lane: read by the run in
 		// progress at its next step, the answer to the call its run waits
 		// on (an approval is denied with it as the reason), or a new run.
-		_, err = s.rt.Say(r.Context(), agentcore.SendRequest{ThreadID: threadID, Text: sig.Draft})
+		_, err = s.rt.Say(r.Context(), agentcore.SendRequest{ThreadID: threadID, Text: sig.Draft, Files: files})
 	}
 	msg := ""
 	if err != nil {
@@ -218,8 +224,11 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(w, r)
 	_ = sse.PatchElementTempl(components.ComposerError(msg))
 	if err != nil {
-		// Give the text back so nothing typed is lost.
+		// Give the text back so nothing typed is lost (the files stay).
 		_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Draft})
+	} else if sig.Attached != "" {
+		_ = sse.MarshalAndPatchSignals(map[string]string{"attached": ""})
+		_ = sse.PatchElementTempl(components.AttachChips(nil))
 	}
 }
 

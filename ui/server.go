@@ -180,6 +180,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /import", s.importPage)
 	mux.HandleFunc("POST /banner/low-disk/dismiss", s.dismissLowDisk)
 	s.settingsRoutes(mux)
+	s.filesRoutes(mux) // attachments
 	s.agentRoutes(mux)
 	s.apiRoutes(mux)
 	s.registryRoutes(mux) // memory search and status, working memory, workflows

@@ -184,6 +184,7 @@ func (s *Server) messageShell(m agentcore.Message, live agentcore.Live, running 
 	reply := v.Role != string(agentcore.RoleUser)
 	if !reply {
 		v.HTML = `<p class="plain">` + html.EscapeString(text) + `</p>`
+		v.Files = messageFiles(m.Content)
 	}
 	meta := m.Content.Metadata
 	v.Model, _ = meta["model"].(string)

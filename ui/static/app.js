@@ -588,3 +588,34 @@ function waitingFocusTarget(item) {
   tick();
   setInterval(tick, 250); // a new reply shows 0:00 for a quarter second at most
 })();
+
+// Attachments: a drop on the chat or a paste of files in a message box
+// goes to the composer's file input, as the picker (the clip) does; its change
+// uploads them (components.AttachForm). Only files: a dropped or pasted
+// text stays text.
+function attachFiles(files) {
+  const input = document.getElementById("attach-input");
+  if (!input || !files?.length) return false;
+  const dt = new DataTransfer();
+  for (const f of files) dt.items.add(f);
+  input.files = dt.files;
+  input.dispatchEvent(new Event("change", { bubbles: true }));
+  return true;
+}
+const hasFiles = (e) => [...(e.dataTransfer?.types || [])].includes("Files");
+document.addEventListener("dragover", (e) => {
+  if (!hasFiles(e) || !document.getElementById("attach-input")) return;
+  e.preventDefault();
+  document.getElementById("chat")?.classList.add("dropping");
+});
+document.addEventListener("dragleave", (e) => {
+  if (!e.relatedTarget) document.getElementById("chat")?.classList.remove("dropping");
+});
+document.addEventListener("drop", (e) => {
+  document.getElementById("chat")?.classList.remove("dropping");
+  if (hasFiles(e) && attachFiles(e.dataTransfer.files)) e.preventDefault();
+});
+document.addEventListener("paste", (e) => {
+  if (!e.target.matches?.("#draft") || !e.clipboardData?.files.length) return;
+  if (attachFiles(e.clipboardData.files)) e.preventDefault();
+});
