@@ -43,6 +43,10 @@ func (rt *Runtime) markAutoTitle(ctx context.Context, threadID string) {
 	}
 }
 
+// titleScan is how many of a thread's first messages are looked at for
+// the first user message.
+const titleScan = 10
+
 // retitle has the model name the thread after its first completed reply,
 // when its title is still the one taken from its first message.
 func (rt *Runtime) retitle(threadID string, agent *Agent, spec string) {
@@ -53,16 +57,23 @@ func (rt *Runtime) retitle(threadID string, agent *Agent, spec string) {
 	if err != nil || thread.Metadata[autoTitleKey] != true || agent == nil || agent.Models == nil {
 		return
 	}
-	first := ""
-	msgs, err := rt.store.ListMessages(ctx, threadID, MessageQuery{Limit: 10})
-	if err != nil {
-		return
-	}
-	for _, m := range msgs {
-		if m.Role == RoleUser {
-			first = m.Content.Text()
+	// The first user message among the thread's first few, read one at a
+	// time: the reply after it may be megabytes long, and read with it
+	// while the chat reads it back, it doubled the memory the reply cost.
+	first, after := "", int64(0)
+	for range titleScan {
+		msgs, err := rt.store.ListMessages(ctx, threadID, MessageQuery{AfterSeq: after, Limit: 1})
+		if err != nil {
+			return
+		}
+		if len(msgs) == 0 {
 			break
 		}
+		if msgs[0].Role == RoleUser {
+			first = msgs[0].Content.Text()
+			break
+		}
+		after = msgs[0].Seq
 	}
 	title, err := rt.writeTitle(ctx, agent, spec, first)
 	if err != nil {

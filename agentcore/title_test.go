@@ -1,12 +1,17 @@
 package agentcore_test
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"parley/agentcore"
+	"parley/agentcore/llm"
 	"parley/agentcore/scripted"
+	"parley/storage"
 )
 
 // waitTitle waits until the thread's title is want.
@@ -121,5 +126,57 @@ func TestAutoTitleOnlyWhenOnAndAnswered(t *testing.T) {
 func TestTitlePromptIsMarked(t *testing.T) {
 	if !strings.HasPrefix(agentcore.TitlePrompt, scripted.TitleMarker) {
 		t.Fatalf("TitlePrompt %q does not begin with scripted.TitleMarker %q", agentcore.TitlePrompt, scripted.TitleMarker)
+	}
+}
+
+// lengthWatch is a store that remembers the longest text of a message that
+// a read from a thread's start (not its last messages) gave back.
+type lengthWatch struct {
+	*storage.DB
+	mu      sync.Mutex
+	longest int
+}
+
+func (s *lengthWatch) ListMessages(ctx context.Context, threadID string, q agentcore.MessageQuery) ([]agentcore.Message, error) {
+	msgs, err := s.DB.ListMessages(ctx, threadID, q)
+	if !q.Last {
+		s.mu.Lock()
+		for _, m := range msgs {
+			s.longest = max(s.longest, len(m.Content.Text()))
+		}
+		s.mu.Unlock()
+	}
+	return msgs, err
+}
+
+// The title is asked for from the thread's first user message, even when
+// another comes before it, and the long reply after it is not read for it.
+func TestAutoTitleReadsOnlyTheFirstUserMessage(t *testing.T) {
+	srv := scripted.NewServer()
+	t.Cleanup(srv.Close)
+	db, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &lengthWatch{DB: db}
+	cfg := llm.Config{BaseURLs: map[string]string{"openai-compatible": srv.URL()}, APIKeys: map[string]string{"openai-compatible": "k"},
+		Getenv: func(string) string { return "" }, MaxRetries: -1}
+	rt := agentcore.NewRuntime(store, nil, &agentcore.Agent{ID: "a", Model: "openai-compatible/test",
+		Models: func(spec string) (llm.Model, error) { return llm.Open(spec, cfg) }})
+	t.Cleanup(func() { rt.Close(); db.Close() })
+	rt.AutoTitle = true
+	srv.SetTitles(func(scripted.Request) string { return "Long answer" })
+	th := thread(t, rt)
+	srv.Push(scripted.Reply{Text: strings.Repeat("a long reply ", 1<<16)})
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "Write it all out",
+		Earlier: []agentcore.Message{{Role: agentcore.RoleAssistant, Content: agentcore.TextContent("Welcome back.")}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitTitle(t, rt, th.ID, "Long answer")
+	if reqs := srv.TitleRequests(); len(reqs) != 1 || !strings.Contains(reqs[0].LastUserText(), "Write it all out") {
+		t.Fatalf("title requests: %+v", reqs)
+	}
+	if store.longest > 1<<10 {
+		t.Fatalf("reading for the title gave back a message of %d bytes", store.longest)
 	}
 }
