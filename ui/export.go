@@ -54,6 +54,29 @@ func (s *Server) exportThread(ctx context.Context, id string) (agentcore.Thread,
 	return t, msgs, nil
 }
 
+// exportFiles are the files msgs carry, for a JSON export. A file no
+// longer stored is left out: its message still names it.
+func (s *Server) exportFiles(ctx context.Context, msgs []agentcore.Message) (map[string]exchange.StoredFile, error) {
+	files := map[string]exchange.StoredFile{}
+	for _, m := range msgs {
+		for _, p := range m.Content.Parts {
+			ref, ok := p.FileRef()
+			if _, done := files[ref]; !ok || done {
+				continue
+			}
+			f, err := s.rt.GetFile(ctx, ref)
+			if errors.Is(err, agentcore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("export the file %q: %w", p.Filename, err)
+			}
+			files[ref] = exchange.StoredFile{MimeType: f.MediaType, Data: f.Data}
+		}
+	}
+	return files, nil
+}
+
 // exportFile renders a thread as "md" or "json".
 func (s *Server) exportFile(ctx context.Context, id, format string) (body []byte, t agentcore.Thread, err error) {
 	t, msgs, err := s.exportThread(ctx, id)
@@ -64,7 +87,11 @@ func (s *Server) exportFile(ctx context.Context, id, format string) (body []byte
 	case "md":
 		return exchange.Markdown(t, msgs, time.Now()), t, nil
 	case "json":
-		body, err = exchange.JSON(t, msgs, time.Now())
+		files, err := s.exportFiles(ctx, msgs)
+		if err != nil {
+			return nil, t, err
+		}
+		body, err = exchange.JSON(t, msgs, time.Now(), files)
 		return body, t, err
 	}
 	return nil, t, fmt.Errorf("%w: export format %q: want md or json", errBadRequest, format)
@@ -165,6 +192,16 @@ func (s *Server) importData(ctx context.Context, data []byte) (imported, error) 
 	res, err := exchange.Read(data)
 	if err != nil {
 		return imported{}, &apiError{http.StatusBadRequest, "Not imported: " + err.Error() + "."}
+	}
+	// The files first: a thread stored without them would show none.
+	for ref, f := range res.Files {
+		got, err := s.rt.PutFile(ctx, f.MimeType, f.Data)
+		if err != nil {
+			return imported{}, fmt.Errorf("not imported: %w", err)
+		}
+		if got != ref {
+			return imported{}, fmt.Errorf("not imported: the file %.16s… was stored as %.16s…", ref, got)
+		}
 	}
 	stored, err := s.rt.ImportThreads(ctx, res.Threads)
 	if err != nil {

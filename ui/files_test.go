@@ -177,3 +177,47 @@ func TestAttachRoutesHostile(t *testing.T) {
 		t.Errorf("the message's chips: %+v", v.Files)
 	}
 }
+
+// A chat's files go out in its JSON export and come back with it, after
+// the chat and its files were deleted.
+func TestExportImportKeepsFiles(t *testing.T) {
+	s, db, _ := testServerOn(t, nil)
+	ctx := t.Context()
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 6, 6))); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := db.PutFile(ctx, "image/png", img.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, _ := db.CreateThread(ctx, agentcore.Thread{ResourceID: defaultResource, Title: "with a file"})
+	c := agentcore.TextContent("see")
+	c.Parts = append(c.Parts, agentcore.Part{Type: "file", Data: agentcore.FileURL(ref), MimeType: "image/png", Filename: "a.png",
+		Size: int64(img.Len())})
+	if _, err := db.AppendMessage(ctx, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleUser, Content: c}); err != nil {
+		t.Fatal(err)
+	}
+	body, _, err := s.exportFile(ctx, th.ID, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteThread(ctx, th.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GetFile(ctx, ref); err == nil {
+		t.Fatal("the file outlived its only chat")
+	}
+	res, err := s.importData(ctx, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := db.GetFile(ctx, ref)
+	if err != nil || !bytes.Equal(f.Data, img.Bytes()) {
+		t.Fatalf("the imported file: %v", err)
+	}
+	ms, _ := db.ListMessages(ctx, res.Threads[0].ID, agentcore.MessageQuery{})
+	if v := s.messageView(ms[0], agentcore.Live{}, false, nil); len(v.Files) != 1 || v.Files[0].Ref != ref || !v.Files[0].Image {
+		t.Errorf("the imported message's files: %+v", v.Files)
+	}
+}

@@ -157,7 +157,7 @@ func TestReadBadFiles(t *testing.T) {
 		{"no parts", message(0, func(m map[string]any) { delete(m["content"].(map[string]any), "parts") }), "messages[0]: content.parts: want an array"},
 		{"file part", message(1, func(m map[string]any) {
 			m["content"].(map[string]any)["parts"].([]any)[1] = map[string]any{"type": "file", "data": "x"}
-		}), `messages[1]: content.parts[1]: part type "file" is not one Parley keeps`},
+		}), `messages[1]: content.parts[1]: a file part's data must be /files/<its SHA-256>, with the file among the export's files, not "x"`},
 		{"call without id", message(1, func(m map[string]any) {
 			delete(m["content"].(map[string]any)["parts"].([]any)[2].(map[string]any)["toolInvocation"].(map[string]any), "toolCallId")
 		}), "messages[1]: content.parts[2]: toolInvocation needs toolCallId and toolName"},

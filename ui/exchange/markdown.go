@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/app/attach"
 )
 
 // Markdown is thread t as a document to read: each message under a heading
@@ -66,6 +67,11 @@ func writeMessage(b *bytes.Buffer, m agentcore.Message) {
 	if m.Role != agentcore.RoleAssistant {
 		b.WriteString(strings.TrimSpace(m.Content.Text()))
 		b.WriteString("\n")
+		for _, p := range m.Content.Parts {
+			if p.Type == "file" {
+				fmt.Fprintf(b, "\n- Attached: %s (%s, %s)", inline(p.Filename), oneLine(p.MimeType), attach.Size(p.Size))
+			}
+		}
 		return
 	}
 	for _, p := range m.Content.Parts {
@@ -184,4 +190,25 @@ func grouped(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// inline is s as a Markdown code span, so nothing in it is markup: fenced
+// by one more backtick than its longest run, padded when it starts or ends
+// with one.
+func inline(s string) string {
+	s = oneLine(s)
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }

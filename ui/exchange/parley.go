@@ -9,6 +9,8 @@ package exchange
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"parley/agentcore"
+	"parley/app/attach"
 	"parley/app/chat"
 )
 
@@ -36,6 +39,15 @@ type File struct {
 	ExportedAt time.Time        `json:"exportedAt"`
 	Thread     agentcore.Thread `json:"thread"`
 	Messages   []Message        `json:"messages"`
+	// Files are the files the messages' file parts name, by SHA-256.
+	Files map[string]StoredFile `json:"files,omitempty"`
+}
+
+// StoredFile is a file a message carries, in an export: its bytes go as
+// base64 (encoding/json's []byte).
+type StoredFile struct {
+	MimeType string `json:"mimeType"`
+	Data     []byte `json:"data"`
 }
 
 // Message is a stored message in Mastra's v2 shape ({id, threadId,
@@ -56,9 +68,14 @@ type Message struct {
 // JSON is the export of thread t with its messages, indented. msgs is the
 // thread's whole tree as agentcore.MessageStore.ListTree reads it: every
 // branch in Seq order, the messages of the branch shown Active.
-func JSON(t agentcore.Thread, msgs []agentcore.Message, exportedAt time.Time) ([]byte, error) {
+// files holds the files the messages name (agentcore.Part.FileRef), by
+// SHA-256.
+func JSON(t agentcore.Thread, msgs []agentcore.Message, exportedAt time.Time, files ...map[string]StoredFile) ([]byte, error) {
 	f := File{Format: Format, Version: Version, ExportedAt: exportedAt.UTC().Truncate(time.Millisecond),
 		Thread: t, Messages: make([]Message, 0, len(msgs))}
+	if len(files) > 0 && len(files[0]) > 0 {
+		f.Files = files[0]
+	}
 	for _, m := range msgs {
 		st := m.Status
 		if st == agentcore.StatusComplete {
@@ -85,6 +102,8 @@ const (
 type Result struct {
 	Kind    Kind
 	Threads []agentcore.ThreadImport
+	// Files are the files the threads' messages carry, checked, by SHA-256.
+	Files map[string]StoredFile
 	// Skipped counts conversations with nothing to import (ChatGPT: no
 	// user or assistant text).
 	Skipped int
@@ -260,7 +279,42 @@ func readParley(top map[string]json.RawMessage) (Result, error) {
 		seen[m.ID] = i
 		imp.Messages = append(imp.Messages, m)
 	}
-	return Result{Kind: KindParley, Threads: []agentcore.ThreadImport{imp}}, nil
+	files, err := readFiles(top["files"])
+	if err != nil {
+		return Result{}, err
+	}
+	for i, m := range imp.Messages {
+		for _, p := range m.Content.Parts {
+			if ref, ok := p.FileRef(); ok && files[ref].Data == nil {
+				return Result{}, fmt.Errorf("messages[%d]: its file %.80q is not among the export's files", i, p.Filename)
+			}
+		}
+	}
+	return Result{Kind: KindParley, Threads: []agentcore.ThreadImport{imp}, Files: files}, nil
+}
+
+// readFiles reads an export's files: each must be what its name says (its
+// SHA-256) and pass the checks a file attached in Parley passes.
+func readFiles(raw json.RawMessage) (map[string]StoredFile, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var files map[string]StoredFile
+	if err := json.Unmarshal(raw, &files); err != nil {
+		return nil, fmt.Errorf("files: want an object of {mimeType, data (base64)} by SHA-256: %v", err)
+	}
+	for ref, f := range files {
+		sum := sha256.Sum256(f.Data)
+		if hex.EncodeToString(sum[:]) != ref {
+			return nil, fmt.Errorf("files[%.70q]: its data is not the file that SHA-256 names", ref)
+		}
+		checked, err := attach.Check("file", f.MimeType, f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("files[%.16s…]: %w", ref, err)
+		}
+		files[ref] = StoredFile{MimeType: checked.MediaType, Data: checked.Data}
+	}
+	return files, nil
 }
 
 // reissueParents gives a new id to each message of imp whose id Parley
@@ -345,7 +399,7 @@ var (
 		// Nothing will deliver it: kept as sent, as a restart does.
 		agentcore.StatusQueued: agentcore.StatusComplete,
 	}
-	partTypes = map[string]bool{"text": true, "reasoning": true, "step-start": true, "tool-invocation": true, "source": true}
+	partTypes = map[string]bool{"text": true, "reasoning": true, "step-start": true, "tool-invocation": true, "source": true, "file": true}
 	toolState = map[string]bool{"partial-call": true, "call": true, "suspended": true, "result": true}
 )
 
@@ -398,9 +452,16 @@ func readMessage(raw json.RawMessage) (agentcore.Message, error) {
 
 func checkPart(p agentcore.Part) error {
 	if !partTypes[p.Type] {
-		return fmt.Errorf("part type %q is not one Parley keeps (text, reasoning, step-start, tool-invocation, source)", p.Type)
+		return fmt.Errorf("part type %q is not one Parley keeps (text, reasoning, step-start, tool-invocation, source, file)", p.Type)
 	}
 	switch p.Type {
+	case "file":
+		if _, ok := p.FileRef(); !ok {
+			return fmt.Errorf("a file part's data must be /files/<its SHA-256>, with the file among the export's files, not %.80q", p.Data)
+		}
+		if err := attach.CheckName(p.Filename); err != nil {
+			return err
+		}
 	case "tool-invocation":
 		ti := p.ToolInvocation
 		switch {
