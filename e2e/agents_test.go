@@ -26,6 +26,7 @@ func TestOwnAgentInSettingsAndChat(t *testing.T) {
 	// Only view and find_files.
 	pg.MustEval(`() => document.querySelectorAll('#agent-form input[name=tools]').forEach(b => { b.checked = b.value === 'view' || b.value === 'find_files' })`)
 	pg.MustElement(`select[name=policy-edit]`).MustSelect("deny")
+	pg.MustElement("#agent-memory").MustClick() // off: not even the memory tool
 	for _, scheme := range []string{"light", "dark"} {
 		colorScheme(t, pg, scheme)
 		pg.MustEval(`() => { document.querySelector('#settings').scrollTop = 0; document.scrollingElement.scrollTop = 0 }`)
@@ -41,6 +42,9 @@ func TestOwnAgentInSettingsAndChat(t *testing.T) {
 		t.Fatalf("stored agents %+v, %v", list, err)
 	}
 	id := list[0].ID
+	if on, err := p.In.Memory.MemoryEnabled(t.Context(), id); err != nil || on {
+		t.Fatalf("the agent's working memory is on (%v), the form turned it off", err)
+	}
 	pg.MustEval(`() => { document.getElementById('agents').scrollIntoView(); document.scrollingElement.scrollTop = 0 }`)
 	for _, scheme := range []string{"light", "dark"} {
 		colorScheme(t, pg, scheme)
@@ -75,7 +79,7 @@ func TestOwnAgentInSettingsAndChat(t *testing.T) {
 		offered = append(offered, tl.Function.Name)
 	}
 	slices.Sort(offered)
-	if slices.Contains(offered, "execute_command") || slices.Contains(offered, "write_file") || !slices.Contains(offered, "view") || !slices.Contains(offered, "find_files") {
+	if !slices.Equal(offered, []string{"find_files", "view"}) {
 		t.Errorf("the agent's chat offered %v", offered)
 	}
 	if !strings.Contains(string(reqs[0].Body), "You write documentation.") {

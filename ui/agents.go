@@ -100,6 +100,14 @@ func (s *Server) agentForm(r *http.Request, d chat.AgentDef, ag *chat.Agents) (c
 	for _, c := range chat.Categories() {
 		f.Policies = append(f.Policies, components.AgentPolicy{Category: c, Policy: d.Policies[c], Settings: settings[c]})
 	}
+	if m, ok := s.memory(); ok {
+		f.MemoryAvailable, f.Memory = true, true // a new agent's is on, as a Mastra agent's with memory
+		if d.ID != "" {
+			if f.Memory, err = m.MemoryEnabled(ctx, d.ID); err != nil {
+				return f, err
+			}
+		}
+	}
 	return f, nil
 }
 
@@ -217,6 +225,7 @@ func (s *Server) agentSave(w http.ResponseWriter, r *http.Request, id string) {
 			s.httpError(w, r, ferr)
 			return
 		}
+		f.Memory = r.PostFormValue("memory") == "on" // as typed
 		f.Error = err.Error()
 		var ae *chat.AgentError
 		if errors.As(err, &ae) {
@@ -224,6 +233,12 @@ func (s *Server) agentSave(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		s.renderAgentForm(w, r, http.StatusUnprocessableEntity, f)
 		return
+	}
+	if m, ok := s.memory(); ok {
+		if err := m.SetMemoryEnabled(ctx, saved.ID, r.PostFormValue("memory") == "on"); err != nil {
+			s.agentsFailed(w, r, fmt.Errorf("the agent %s was saved, its working memory setting not: %w", saved.Name, err))
+			return
+		}
 	}
 	verb := "Saved"
 	if id == "" {
@@ -263,6 +278,9 @@ func (s *Server) agentDelete(w http.ResponseWriter, r *http.Request) {
 	d, err := ag.Get(r.Context(), id)
 	if err == nil {
 		err = ag.Delete(r.Context(), id)
+	}
+	if m, ok := s.memory(); ok && err == nil {
+		_ = m.SetMemoryEnabled(r.Context(), id, true) // forget its setting: on is the default
 	}
 	if err != nil {
 		s.agentsFailed(w, r, err)

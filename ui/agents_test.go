@@ -338,6 +338,10 @@ func TestAPIOwnAgents(t *testing.T) {
 		t.Fatalf("GET /api/agents/%s = %v", d.ID, one)
 	}
 	call("GET", "/api/agents/nope", "", 404)
+	// The agent's routes know it: its own tools only, its memory.
+	call("GET", "/api/agents/"+d.ID+"/tools/find_files", "", 200)
+	call("GET", "/api/agents/"+d.ID+"/tools/execute_command", "", 404)
+	call("GET", "/api/memory/status?agentId="+d.ID, "", 200)
 
 	offered := func(req scripted.Request) []string {
 		var names []string

@@ -177,7 +177,7 @@ func (s *Server) apiSendToolApproval(r *http.Request) (any, error) {
 	if missing != nil {
 		return nil, &issuesError{"Invalid request body", missing}
 	}
-	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
+	if _, err := s.apiAgentIn(r.Context(), r.PathValue("agentId")); err != nil {
 		return nil, err
 	}
 	switch {

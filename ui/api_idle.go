@@ -82,7 +82,7 @@ func (s *Server) subscribeTarget(r *http.Request) (string, error) {
 	if b.ThreadID == nil {
 		return "", &issuesError{"Invalid request body", []apiIssue{zodRequired("threadId")}}
 	}
-	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
+	if _, err := s.apiAgentIn(r.Context(), r.PathValue("agentId")); err != nil {
 		return "", err
 	}
 	if *b.ThreadID == "" {

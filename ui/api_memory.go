@@ -79,7 +79,7 @@ var errOtherResource = &apiError{http.StatusForbidden, "Access denied: thread be
 // accept any agentId, as Mastra falls back to storage for them.
 func (s *Server) checkAgentParam(r *http.Request) error {
 	if id := r.URL.Query().Get("agentId"); id != "" {
-		if _, err := s.apiAgent(id); err != nil {
+		if _, err := s.apiAgentIn(r.Context(), id); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,7 @@ func (s *Server) apiMemorySearch(r *http.Request) (any, error) {
 		return nil, err
 	}
 	q := r.URL.Query()
-	if _, err := s.apiAgent(q.Get("agentId")); err != nil {
+	if _, err := s.apiAgentIn(r.Context(), q.Get("agentId")); err != nil {
 		return nil, err
 	}
 	text := q.Get("searchQuery")
@@ -152,7 +152,7 @@ func (s *Server) apiMemoryStatus(r *http.Request) (any, error) {
 	if err := required(r, "agentId"); err != nil {
 		return nil, err
 	}
-	if _, err := s.apiAgent(r.URL.Query().Get("agentId")); err != nil {
+	if _, err := s.apiAgentIn(r.Context(), r.URL.Query().Get("agentId")); err != nil {
 		return nil, err
 	}
 	return map[string]any{"result": true, "memoryType": "local"}, nil
@@ -234,7 +234,7 @@ func (s *Server) apiUpdateWorkingMemory(r *http.Request) (any, error) {
 	if err := required(r, "agentId"); err != nil {
 		return nil, err
 	}
-	a, err := s.apiAgent(r.URL.Query().Get("agentId"))
+	a, err := s.apiAgentIn(r.Context(), r.URL.Query().Get("agentId"))
 	if err != nil {
 		return nil, err
 	}

@@ -474,7 +474,7 @@ func (s *Server) apiUpdateNotification(r *http.Request) (any, error) {
 // stops nothing. Parley's own route, for an existing thread; Mastra's is
 // POST threads/subscribe (api_idle.go).
 func (s *Server) apiSubscribe(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.apiAgent(r.PathValue("agentId")); err != nil {
+	if _, err := s.apiAgentIn(r.Context(), r.PathValue("agentId")); err != nil {
 		s.apiFail(w, r, err)
 		return
 	}

@@ -85,7 +85,7 @@ func (s *Server) toolsOf(r *http.Request) (*agentcore.Agent, map[string]*agentco
 		a, set := s.toolSet()
 		return a, set, nil
 	}
-	a, err := s.apiAgent(id)
+	a, err := s.apiAgentIn(r.Context(), id)
 	if err != nil {
 		return nil, nil, err
 	}
