@@ -93,6 +93,11 @@ func TestAgentsCRUD(t *testing.T) {
 	if got := Of(agentcore.Thread{Metadata: Metadata(s)}); got.Agent != dup.ID || got.Mode != ModePlan {
 		t.Fatalf("the chat keeps %+v", got)
 	}
+	// An imported chat may not pick one of this machine's agents (their
+	// tools and policies are the local user's).
+	if !slices.Contains(MachineKeys(), keyAgent) {
+		t.Fatal("a chat's agent is not a machine setting")
+	}
 }
 
 func isField(err error, field string) bool {

@@ -28,9 +28,11 @@ const (
 )
 
 // MachineKeys are the settings that are the local user's choice, not part
-// of a chat's content: running tools without asking and the folder tools
-// work in. An imported chat may not set them.
-func MachineKeys() []string { return []string{keyYOLO, keyWorkspace} }
+// of a chat's content: running tools without asking, the folder tools
+// work in, and the agent (an id of this machine's agents, whose tools and
+// approval policies are the local user's). An imported chat may not set
+// them.
+func MachineKeys() []string { return []string{keyYOLO, keyWorkspace, keyAgent} }
 
 // Mode is how the agent works in a chat.
 type Mode string
