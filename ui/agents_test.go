@@ -358,6 +358,20 @@ func TestAPIOwnAgents(t *testing.T) {
 	if out["text"] != "Found." || !slices.Equal(offered(reqs[len(reqs)-1]), []string{"find_files"}) || !strings.Contains(string(reqs[len(reqs)-1].Body), "Only find files.") {
 		t.Fatalf("generate without a thread: %v; offered %v", out, offered(reqs[len(reqs)-1]))
 	}
+	// Streamed, as `mastra api agent run` does with --stream.
+	e.model.Push(scripted.Reply{Text: "Streamed."})
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/api/agents/"+d.ID+"/stream", strings.NewReader(`{"messages":"Stream it"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	reqs = e.model.Requests()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"text":"Streamed"`) || !slices.Equal(offered(reqs[len(reqs)-1]), []string{"find_files"}) {
+		t.Fatalf("stream: %d %s; offered %v", resp.StatusCode, body, offered(reqs[len(reqs)-1]))
+	}
 	// On a thread: the thread is the agent's.
 	e.model.Push(scripted.Reply{Text: "Found again."})
 	out = call("POST", "/api/agents/"+d.ID+"/generate", `{"messages":"Find it","memory":{"thread":"t1","resource":"me"}}`, 200)
