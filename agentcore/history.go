@@ -40,8 +40,9 @@ func (a *Agent) prompt(messages []Message, load func(ref string) (StoredFile, er
 }
 
 // userPrompt is a user message for the model: its text, then each text
-// file's content with its name, and its images as image parts. A file that
-// cannot be read is named in the text with why, so the model can say so.
+// file's content with its name, and its images and PDFs as files (the
+// provider's image and document parts). A file that cannot be read is named
+// in the text with why, so the model can say so.
 func userPrompt(c Content, load func(ref string) (StoredFile, error)) llm.Message {
 	m := llm.Message{Role: llm.RoleUser}
 	var text strings.Builder
@@ -55,7 +56,7 @@ func userPrompt(c Content, load func(ref string) (StoredFile, error)) llm.Messag
 		switch {
 		case err != nil:
 			fmt.Fprintf(&text, "\n\n[The attached file %q could not be read: %v]", p.Filename, err)
-		case strings.HasPrefix(f.MediaType, "image/"):
+		case strings.HasPrefix(f.MediaType, "image/") || f.MediaType == "application/pdf":
 			m.Files = append(m.Files, llm.File{Name: p.Filename, MediaType: f.MediaType, Data: f.Data})
 		default:
 			fmt.Fprintf(&text, "\n\n<file name=%q>\n%s\n</file>", p.Filename, f.Data)

@@ -282,8 +282,9 @@ func (in userTurn) fileNames() string {
 var ErrFilesWhileBusy = errors.New("files go with a new message: wait for the reply to finish, or stop it, then send them")
 
 // sendTarget resolves what a message is for. A message with files needs
-// no text; its files must be file parts of stored files, and a model known
-// to read no images is refused an image before anything is sent.
+// no text; its files must be file parts of stored files, and each must be
+// one the model can read (llm.CheckFile: no image for a model known to read
+// none, no PDF for Ollama), refused before anything is stored or sent.
 func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (in userTurn, agent *Agent, thread Thread, model string, err error) {
 	in = userTurn{text: strings.TrimSpace(req.Text), files: req.Files}
 	if in.text == "" && len(in.files) == 0 {
@@ -308,8 +309,8 @@ func (rt *Runtime) sendTarget(ctx context.Context, req SendRequest) (in userTurn
 		model = agent.CurrentModel()
 	}
 	for _, f := range in.files {
-		if info, _ := llm.Lookup(model); info.NoVision && strings.HasPrefix(f.MimeType, "image/") {
-			return userTurn{}, nil, Thread{}, "", fmt.Errorf("%s does not read images: choose a model that does, or remove %q", model, f.Filename)
+		if err := llm.CheckFile(model, f.Filename, f.MimeType); err != nil {
+			return userTurn{}, nil, Thread{}, "", err
 		}
 	}
 	return in, agent, thread, model, nil

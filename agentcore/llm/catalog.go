@@ -1,6 +1,9 @@
 package llm
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Info is what Parley knows about a model beyond its name: how much context
 // it reads and what its tokens cost.
@@ -50,6 +53,14 @@ var noReasoning = map[string]bool{
 // noVision are the catalog's models that read no images (OpenAI's model
 // page for o3-mini: text input only).
 var noVision = map[string]bool{"o3-mini": true}
+
+// noPDF are the providers that read no PDFs: Ollama's OpenAI-compatible
+// API takes text and base64 images only (its compatibility page lists no
+// file parts), and Parley has no PDF text extraction to send instead.
+// Every other provider gets fantasy's document part: Anthropic's document
+// block, OpenAI's and OpenRouter's file part with a data URL, Gemini's
+// inline data; an OpenAI-compatible server is sent OpenAI's and decides.
+var noPDF = map[string]bool{"ollama": true}
 
 // maxOutput is the most output tokens per call, from each provider's
 // model pages (Anthropic's without the 128k beta header), as of August
@@ -135,6 +146,36 @@ func Lookup(spec string) (Info, bool) {
 		return Info{Priced: true, Reasoning: provider != "demo"}, true
 	}
 	return Info{}, false
+}
+
+// CheckFile says why the model of spec ("provider/model") cannot be sent
+// the file named name, of mediaType, so that it is refused before anything
+// is sent: an image or a PDF to a model known to read no images (OpenAI
+// reads PDFs with its vision models only), a PDF to a provider that takes
+// none, a kind Parley sends to no model. nil when nothing says the model
+// cannot read it: text (it goes as text, with its name), and any file to a
+// model the catalog does not know, whose provider decides.
+func CheckFile(spec, name, mediaType string) error {
+	provider, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(spec)), "/")
+	mediaType, _, _ = strings.Cut(mediaType, ";")
+	info, _ := Lookup(spec)
+	switch {
+	case strings.HasPrefix(mediaType, "text/"):
+	case strings.HasPrefix(mediaType, "image/"):
+		if info.NoVision {
+			return fmt.Errorf("%s does not read images: choose a model that does, or remove %q", spec, name)
+		}
+	case mediaType == "application/pdf":
+		if noPDF[provider] {
+			return fmt.Errorf("%s models take no PDFs: attach the text instead of %q, or choose another provider's model", provider, name)
+		}
+		if info.NoVision {
+			return fmt.Errorf("%s does not read PDFs: choose a model that does, or remove %q", spec, name)
+		}
+	default:
+		return fmt.Errorf("%q is %s, which Parley sends to no model as a file", name, mediaType)
+	}
+	return nil
 }
 
 // Cost is the price in USD of the given tokens: input at the full price,

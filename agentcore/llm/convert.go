@@ -2,10 +2,13 @@ package llm
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/gif"
+	"image/png"
 	"net/http"
 	"slices"
 	"strings"
@@ -81,16 +84,48 @@ func hasFunctionTools(req Request) bool {
 }
 
 // userMessage is a user message with its files after its text; a message
-// of files alone has no text part (Anthropic refuses an empty one).
-func userMessage(m Message) fantasy.Message {
+// of files alone has no text part (Anthropic refuses an empty one). A file
+// the model cannot read (CheckFile: an earlier message's, sent before the
+// chat changed models) is named to it in a text part instead, never left
+// out unsaid. Gemini reads no GIFs: a GIF goes to it as a PNG of its first
+// frame.
+func userMessage(m Message, provider, modelID string) fantasy.Message {
 	parts := make([]fantasy.MessagePart, 0, 1+len(m.Files))
 	if m.Text != "" || len(m.Files) == 0 {
 		parts = append(parts, fantasy.TextPart{Text: m.Text})
 	}
 	for _, f := range m.Files {
+		if err := CheckFile(provider+"/"+modelID, f.Name, f.MediaType); err != nil {
+			parts = append(parts, fantasy.TextPart{Text: fmt.Sprintf("[The attached file %q is not sent: %v]", f.Name, err)})
+			continue
+		}
+		switch {
+		case strings.HasPrefix(f.MediaType, "text/"):
+			// fantasy sends text files in shapes providers do not read
+			// (OpenAI's file part without a data URL): text goes as text.
+			parts = append(parts, fantasy.TextPart{Text: fmt.Sprintf("<file name=%q>\n%s\n</file>", f.Name, f.Data)})
+			continue
+		case provider == google.Name && f.MediaType == "image/gif":
+			f = gifAsPNG(f)
+		}
 		parts = append(parts, fantasy.FilePart{Filename: f.Name, MediaType: f.MediaType, Data: f.Data})
 	}
 	return fantasy.Message{Role: fantasy.MessageRoleUser, Content: parts}
+}
+
+// gifAsPNG is f's first frame as a PNG (Gemini's image types are PNG, JPEG,
+// WebP, HEIC and HEIF); f as it is when it does not decode, for Gemini to
+// refuse.
+func gifAsPNG(f File) File {
+	img, err := gif.Decode(bytes.NewReader(f.Data))
+	if err != nil {
+		return f
+	}
+	var b bytes.Buffer
+	if png.Encode(&b, img) != nil {
+		return f
+	}
+	return File{Name: f.Name, MediaType: "image/png", Data: b.Bytes()}
 }
 
 // toCall converts a Request for modelID of provider into fantasy's prompt
@@ -108,7 +143,7 @@ func toCallFor(req Request, provider, modelID string, responses bool) (fantasy.C
 		case RoleSystem:
 			call.Prompt = append(call.Prompt, fantasy.NewSystemMessage(m.Text))
 		case RoleUser:
-			call.Prompt = append(call.Prompt, userMessage(m))
+			call.Prompt = append(call.Prompt, userMessage(m, provider, modelID))
 		case RoleAssistant:
 			var parts []fantasy.MessagePart
 			if provider == anthropic.Name {

@@ -25,8 +25,8 @@ const (
 type Message struct {
 	Role Role
 	Text string
-	// Files go with a user message after its text: images, as the
-	// provider's image parts.
+	// Files go with a user message after its text: images as the
+	// provider's image parts, PDFs as its document parts (see CheckFile).
 	Files []File
 	// ToolCalls made by an assistant message.
 	ToolCalls []ToolCall
@@ -37,7 +37,7 @@ type Message struct {
 // File is a file attached to a user message.
 type File struct {
 	Name      string
-	MediaType string // image/png, image/jpeg, image/webp or image/gif
+	MediaType string // image/png, image/jpeg, image/webp, image/gif or application/pdf
 	Data      []byte
 }
 

@@ -2,7 +2,8 @@
 // kinds Parley sends to a model, the limits, and what makes a file
 // unacceptable. Every file comes from outside (a picker, a drop, a paste,
 // an HTTP client): its name and its declared type are checked against its
-// bytes, and an image is decoded whole before it is stored.
+// bytes, an image is decoded whole and a PDF's structure is read before it
+// is stored.
 package attach
 
 import (
@@ -15,6 +16,8 @@ import (
 	_ "image/png"  // decoders for Check
 	"mime"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,6 +30,12 @@ const (
 	// MaxImageBytes: Anthropic takes images of up to 5 MB through its API,
 	// OpenAI 20 MB; a phone's photo or a screenshot fits in 10 MiB.
 	MaxImageBytes = 10 << 20
+	// MaxPDFBytes: a PDF goes to the model whole, base64-encoded in the
+	// request (a third larger); Anthropic takes requests of up to 32 MB,
+	// Gemini inline data of up to 20 MB.
+	MaxPDFBytes = 10 << 20
+	// MaxPDFPages: Anthropic and OpenAI read PDFs of up to 100 pages.
+	MaxPDFPages = 100
 	// MaxTextBytes: a text file goes to the model whole, as text; 512 KiB
 	// is about 130,000 tokens, most of a large context window.
 	MaxTextBytes = 512 << 10
@@ -46,12 +55,13 @@ type Kind string
 const (
 	Image Kind = "image" // an image part
 	Text  Kind = "text"  // its text, with its name
+	PDF   Kind = "pdf"   // the provider's document part
 )
 
 // File is a checked file.
 type File struct {
 	Name      string
-	MediaType string // image/png, image/jpeg, image/gif, image/webp or text/plain; charset=utf-8
+	MediaType string // image/png, image/jpeg, image/gif, image/webp, application/pdf or text/plain; charset=utf-8
 	Kind      Kind
 	Data      []byte
 }
@@ -69,8 +79,9 @@ var imageTypes = map[string]string{"image/png": "PNG", "image/jpeg": "JPEG", "im
 // Check accepts a file named name, whose sender said it is of type declared
 // ("" when it said nothing), or says why not, naming the file: a name that
 // is not a plain file name, an empty or oversize file, a declared type its
-// bytes contradict, an image that does not decode whole, text that is not
-// UTF-8, or a kind Parley does not send.
+// bytes contradict, an image that does not decode whole, a PDF that is not
+// whole (or is encrypted, or too long), text that is not UTF-8, or a kind
+// Parley does not send.
 func Check(name, declared string, data []byte) (File, error) {
 	if err := CheckName(name); err != nil {
 		return File{}, err
@@ -91,7 +102,7 @@ func Check(name, declared string, data []byte) (File, error) {
 	}
 	switch {
 	case sniffed == "application/pdf":
-		return File{}, refuse("%s is a PDF: Parley does not send PDFs to a model yet; attach images or text files", q)
+		return checkPDF(q, name, data)
 	case strings.HasPrefix(sniffed, "text/"):
 		if len(data) > MaxTextBytes {
 			return File{}, refuse("%s is %s; a text file may be %s at most", q, Size(int64(len(data))), Size(MaxTextBytes))
@@ -101,7 +112,7 @@ func Check(name, declared string, data []byte) (File, error) {
 		}
 		return File{Name: name, MediaType: "text/plain; charset=utf-8", Kind: Text, Data: data}, nil
 	}
-	return File{}, refuse("%s is %s, which Parley does not send to a model: attach images (PNG, JPEG, WebP, GIF) or text files", q, sniffed)
+	return File{}, refuse("%s is %s, which Parley does not send to a model: attach images (PNG, JPEG, WebP, GIF), PDFs or text files", q, sniffed)
 }
 
 // CheckName refuses a name that is not one plain file name: empty, a path
@@ -167,4 +178,77 @@ func Size(n int64) string {
 	default:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 	}
+}
+
+// pdfTail is how far from a PDF's end its %%EOF may be: readers look in
+// the last 1024 bytes (the PDF reference's implementation note), and some
+// writers leave a few bytes after it.
+const pdfTail = 1024
+
+var (
+	pdfHeader    = regexp.MustCompile(`\A%PDF-[12]\.[0-9]`)
+	pdfStartXref = regexp.MustCompile(`startxref\s+([0-9]{1,10})\s+%%EOF`)
+	pdfObject    = regexp.MustCompile(`\A[0-9]{1,10}\s+[0-9]{1,5}\s+obj\b`)
+)
+
+// checkPDF reads as much of a PDF as a reader does to find its objects:
+// the header, the %%EOF at its end, and the cross-reference (a table or
+// a stream) that startxref points at. Its pages are counted when they can
+// be read without decompressing anything. An encrypted PDF is refused: no
+// model can read it.
+func checkPDF(q, name string, data []byte) (File, error) {
+	if len(data) > MaxPDFBytes {
+		return File{}, refuse("%s is %s; a PDF may be %s at most", q, Size(int64(len(data))), Size(MaxPDFBytes))
+	}
+	if !pdfHeader.Match(data) {
+		return File{}, refuse("%s is not a whole PDF: it has no %%PDF-1.x header", q)
+	}
+	tail := data[max(0, len(data)-pdfTail):]
+	m := pdfStartXref.FindAllSubmatchIndex(tail, -1)
+	if len(m) == 0 {
+		return File{}, refuse("%s is not a whole PDF: it does not end with startxref and %%%%EOF (cut short?)", q)
+	}
+	last := m[len(m)-1]
+	off, err := strconv.Atoi(string(tail[last[2]:last[3]]))
+	if err != nil || off <= 0 || off >= len(data)-len(tail)+last[0] {
+		return File{}, refuse("%s is not a whole PDF: its cross-reference offset points outside the file", q)
+	}
+	xref := bytes.TrimLeft(data[off:], " \t\r\n\f\x00")
+	if !bytes.HasPrefix(xref, []byte("xref")) && !pdfObject.Match(xref) {
+		return File{}, refuse("%s is not a whole PDF: no cross-reference where startxref points", q)
+	}
+	if !bytes.Contains(data, []byte("endobj")) {
+		return File{}, refuse("%s is not a whole PDF: it has no objects", q)
+	}
+	if bytes.Contains(xref, []byte("/Encrypt")) {
+		return File{}, refuse("%s is an encrypted PDF: a model cannot read it; attach an unprotected copy", q)
+	}
+	if n := pdfPageCount(data, MaxPDFPages); n > MaxPDFPages {
+		return File{}, refuse("%s has more than %d pages; a PDF may have %d at most", q, MaxPDFPages, MaxPDFPages)
+	}
+	return File{Name: name, MediaType: "application/pdf", Kind: PDF, Data: data}, nil
+}
+
+// pdfPageCount counts the page objects (/Type /Page, not the page tree's
+// /Pages) that can be read without decompressing anything, up to limit+1;
+// 0 when none can: a PDF that keeps its objects in compressed streams.
+func pdfPageCount(data []byte, limit int) int {
+	n := 0
+	for rest := data; n <= limit; {
+		i := bytes.Index(rest, []byte("/Type"))
+		if i < 0 {
+			break
+		}
+		rest = bytes.TrimLeft(rest[i+len("/Type"):], " \t\r\n\f\x00")
+		if after, ok := bytes.CutPrefix(rest, []byte("/Page")); ok && (len(after) == 0 || !pdfNameChar(after[0])) {
+			n++
+		}
+	}
+	return n
+}
+
+// pdfNameChar reports whether c may go on a PDF name: not whitespace and
+// not a delimiter.
+func pdfNameChar(c byte) bool {
+	return c > ' ' && c < 0x7f && !strings.ContainsRune("()<>[]{}/%", rune(c))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -25,6 +26,45 @@ func pngOf(t *testing.T, w, h int) []byte {
 	return b.Bytes()
 }
 
+// pdfOf is a whole PDF of the given pages, as a writer lays one out: the
+// objects, a cross-reference table with each object's offset, and a
+// trailer (with extra in its dictionary) that startxref points at.
+func pdfOf(pages int, extra string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	kids := make([]string, pages)
+	for i := range kids {
+		kids[i] = fmt.Sprintf("%d 0 R", 3+i)
+	}
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages))
+	for range pages {
+		obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, extra, xref)
+	return b.Bytes()
+}
+
+// pdfXrefStream is a PDF 1.5 whose cross-reference is a stream object,
+// as most writers make them now.
+func pdfXrefStream() []byte {
+	p := pdfOf(1, "")
+	i := bytes.Index(p, []byte("xref\n"))
+	head := p[:i]
+	body := fmt.Sprintf("%d 0 obj\n<< /Type /XRef /Size 5 /Root 1 0 R /W [1 2 1] /Length 0 >>\nstream\n\nendstream\nendobj\n", 4)
+	return fmt.Appendf(append(head, body...), "startxref\n%d\n%%%%EOF\n", len(head))
+}
+
 // Every bad file is refused with its name and why; nothing about it is
 // trusted: not its name, not its declared type, not its header.
 func TestCheckRefusesHostileFiles(t *testing.T) {
@@ -34,6 +74,7 @@ func TestCheckRefusesHostileFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A PNG header that declares a 100,000 × 100,000 canvas.
+	pdf := pdfOf(2, "")
 	bomb := pngOf(t, 1, 1)
 	copy(bomb[16:24], []byte{0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0})
 	binary.BigEndian.PutUint32(bomb[29:33], crc32.ChecksumIEEE(bomb[12:29])) // IHDR's own checksum
@@ -56,7 +97,17 @@ func TestCheckRefusesHostileFiles(t *testing.T) {
 		{"lie.png", "image/png", []byte("<html><script>alert(1)</script></html>"), `"lie.png" says it is image/png, but its content is text/html`},
 		{"lie.jpg", "image/jpeg", good, "says it is image/jpeg, but its content is image/png"},
 		{"lie.pdf", "application/pdf", []byte("just text"), "says it is application/pdf"},
-		{"doc.pdf", "application/pdf", []byte("%PDF-1.7\n%%EOF"), "is a PDF"},
+		{"doc.pdf", "application/pdf", []byte("%PDF-1.7\n%%EOF"), `"doc.pdf" is not a whole PDF: it does not end with startxref and %%EOF`},
+		{"cut.pdf", "application/pdf", pdf[:len(pdf)*2/3], `"cut.pdf" is not a whole PDF`},
+		{"tail.pdf", "application/pdf", pdf[:len(pdf)-8], `"tail.pdf" is not a whole PDF`},
+		{"renamed.pdf", "application/pdf", []byte("# Notes\nnot a PDF at all\n"), `"renamed.pdf" says it is application/pdf, but its content is text/plain`},
+		{"fake.pdf", "application/pdf", []byte("%PDF-1.7\nhello world\nstartxref\n9\n%%EOF\n"), `"fake.pdf" is not a whole PDF: no cross-reference where startxref points`},
+		{"far.pdf", "application/pdf", []byte("%PDF-1.7\n1 0 obj <<>> endobj\nstartxref\n99999\n%%EOF\n"), `"far.pdf" is not a whole PDF: its cross-reference offset points outside the file`},
+		{"noobj.pdf", "application/pdf", []byte("%PDF-1.7\nxref\n0 1\n0000000000 65535 f \ntrailer <<>>\nstartxref\n9\n%%EOF\n"), `"noobj.pdf" is not a whole PDF: it has no objects`},
+		{"header.pdf", "", []byte("%PDF-x.y\n1 0 obj <<>> endobj\nstartxref\n9\n%%EOF\n"), `"header.pdf" is not a whole PDF: it has no %PDF-1.x header`},
+		{"secret.pdf", "application/pdf", pdfOf(1, "/Encrypt 9 0 R"), `"secret.pdf" is an encrypted PDF`},
+		{"long.pdf", "application/pdf", pdfOf(MaxPDFPages+1, ""), `"long.pdf" has more than 100 pages; a PDF may have 100 at most`},
+		{"huge.pdf", "application/pdf", append(append([]byte{}, pdf...), make([]byte, MaxPDFBytes)...), `"huge.pdf" is 10.0 MB; a PDF may be 10.0 MB at most`},
 		{"bomb.png", "image/png", bomb, "megapixels at most"},
 		{"prog.exe", "application/octet-stream", []byte("MZ\x90\x00\x03\x00\x00\x00\x04\x00"), "which Parley does not send"},
 		{"nul.txt", "text/plain", []byte("a\x00b"), "which Parley does not send"},
@@ -94,6 +145,9 @@ func TestCheckAcceptsImagesAndText(t *testing.T) {
 		{"notes.md", "", []byte("# Notes — naïve café\n"), Text, "text/plain; charset=utf-8"},
 		{"page.html", "text/html", []byte("<html><body>hi</body></html>"), Text, "text/plain; charset=utf-8"},
 		{"data.json", "application/json", []byte(`{"a": 1}`), Text, "text/plain; charset=utf-8"},
+		{"paper.pdf", "application/pdf", pdfOf(3, ""), PDF, "application/pdf"},
+		{"dropped.pdf", "", pdfOf(MaxPDFPages, ""), PDF, "application/pdf"},
+		{"linked.pdf", "application/pdf", pdfXrefStream(), PDF, "application/pdf"},
 	} {
 		f, err := Check(tc.name, tc.declared, tc.data)
 		if err != nil {
@@ -116,4 +170,24 @@ func TestCheckMessage(t *testing.T) {
 	if err := CheckMessage([]int64{MaxImageBytes, MaxImageBytes, 1}); err == nil || !strings.Contains(err.Error(), "a message may have 20.0 MB at most") {
 		t.Errorf("over the message's bytes: %v", err)
 	}
+}
+
+// FuzzCheckPDF: whatever the bytes, Check answers without panicking, and
+// what it accepts as a PDF starts as one and ends with its trailer.
+func FuzzCheckPDF(f *testing.F) {
+	f.Add(pdfOf(2, ""))
+	f.Add(pdfXrefStream())
+	f.Add([]byte("%PDF-1.7\n1 0 obj <<>> endobj\nstartxref\n9\n%%EOF\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Check("x.pdf", "application/pdf", data)
+		if err != nil {
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("an error that is no refusal: %v", err)
+			}
+			return
+		}
+		if file.Kind != PDF || !bytes.HasPrefix(data, []byte("%PDF-")) || !bytes.Contains(data[max(0, len(data)-1024):], []byte("%%EOF")) {
+			t.Fatalf("accepted %q as %s", data[:min(40, len(data))], file.Kind)
+		}
+	})
 }

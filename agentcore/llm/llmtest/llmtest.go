@@ -85,6 +85,21 @@ func LoadCassette(t testing.TB, name string) Cassette {
 	return c
 }
 
+// Testdata reads a file of fantasy's providertests/testdata that is no
+// cassette: wish.png, the image its recorded image requests carry.
+func Testdata(t testing.TB, name string) []byte {
+	t.Helper()
+	dir, err := fantasyDir()
+	if err != nil || dir == "" {
+		t.Fatalf("locate charm.land/fantasy in the module cache: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "providertests", "testdata", name))
+	if err != nil {
+		t.Fatalf("read fantasy's testdata: %v", err)
+	}
+	return data
+}
+
 // ReplayServer answers the cassette's interactions in order, writing each
 // response body in small flushed pieces so the client really streams.
 type ReplayServer struct {
