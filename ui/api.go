@@ -118,7 +118,12 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // decodeBody reads a JSON object into v, naming what is wrong if it cannot.
 func decodeBody(r *http.Request, v any) error {
-	err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxAPIBody)).Decode(v)
+	return decodeBodyUpTo(r, v, maxAPIBody)
+}
+
+// decodeBodyUpTo is decodeBody for a body of up to limit bytes.
+func decodeBodyUpTo(r *http.Request, v any, limit int64) error {
+	err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit)).Decode(v)
 	var typeErr *json.UnmarshalTypeError
 	var tooBig *http.MaxBytesError
 	switch {

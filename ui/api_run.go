@@ -3,18 +3,21 @@ package ui
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"parley/agentcore"
 	"parley/agentcore/llm"
+	"parley/app/attach"
 	"parley/app/chat"
 )
 
@@ -346,9 +349,23 @@ func (t *threadRef) UnmarshalJSON(b []byte) error {
 
 var errNoMessages = badRequest(`Argument "messages" is required`)
 
+// maxRunBody bounds a generate or stream request: its messages may carry a
+// message's worth of files, as base64.
+const maxRunBody = maxAPIBody + attach.MaxMessageBytes*4/3
+
+// parsed is an input message as read, with the files its parts carried
+// (not stored yet: storeFiles).
+type parsed struct {
+	agentcore.Message
+	files []attach.File
+}
+
 // parseMessages reads Mastra's messages: a string, a list of strings, or a
-// list of {role, content} whose content is a string or a list of text parts.
-func parseMessages(raw json.RawMessage) ([]agentcore.Message, error) {
+// list of {role, content} whose content is a string or a list of parts:
+// text, and a user's images and files (the AI SDK's {type: "image", image,
+// mediaType} and {type: "file", data, mediaType, filename}, the bytes as
+// base64 or a data: URL), each checked as a file attached in the page is.
+func parseMessages(raw json.RawMessage) ([]parsed, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, errNoMessages
 	}
@@ -366,19 +383,27 @@ func parseMessages(raw json.RawMessage) ([]agentcore.Message, error) {
 	if len(list) == 0 {
 		return nil, errNoMessages
 	}
-	out := make([]agentcore.Message, 0, len(list))
+	out := make([]parsed, 0, len(list))
+	var sizes []int64
 	for i, item := range list {
 		m, err := parseMessage(item)
 		if err != nil {
 			return nil, badRequest("messages[%d]: %v", i, err)
 		}
+		for _, f := range m.files {
+			sizes = append(sizes, int64(len(f.Data)))
+		}
 		out = append(out, m)
+	}
+	if err := attach.CheckMessage(sizes); err != nil {
+		return nil, badRequest("messages: %s", refusal(err))
 	}
 	return out, nil
 }
 
-func parseMessage(raw json.RawMessage) (agentcore.Message, error) {
+func parseMessage(raw json.RawMessage) (parsed, error) {
 	var text string
+	var files []attach.File
 	role := agentcore.RoleUser
 	if err := json.Unmarshal(raw, &text); err != nil {
 		var m struct {
@@ -386,44 +411,105 @@ func parseMessage(raw json.RawMessage) (agentcore.Message, error) {
 			Content json.RawMessage `json:"content"`
 		}
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return agentcore.Message{}, errors.New("want a string or {role, content}")
+			return parsed{}, errors.New("want a string or {role, content}")
 		}
 		switch m.Role {
 		case agentcore.RoleUser, agentcore.RoleAssistant, agentcore.RoleSystem:
 		default:
-			return agentcore.Message{}, fmt.Errorf("role %q: want user, assistant or system", m.Role)
+			return parsed{}, fmt.Errorf("role %q: want user, assistant or system", m.Role)
 		}
-		if text, err = contentText(m.Content); err != nil {
-			return agentcore.Message{}, err
+		if text, files, err = contentParts(m.Content, m.Role == agentcore.RoleUser); err != nil {
+			return parsed{}, err
 		}
 		role = m.Role
 	}
-	if strings.TrimSpace(text) == "" {
-		return agentcore.Message{}, errors.New("the message has no text")
+	if strings.TrimSpace(text) == "" && len(files) == 0 {
+		return parsed{}, errors.New("the message has no text")
 	}
-	return agentcore.Message{Role: role, Content: agentcore.TextContent(text)}, nil
+	return parsed{Message: agentcore.Message{Role: role, Content: agentcore.TextContent(text)}, files: files}, nil
 }
 
-func contentText(raw json.RawMessage) (string, error) {
+// contentParts reads a message's content: its text, and the files of a
+// user's message.
+func contentParts(raw json.RawMessage, user bool) (string, []attach.File, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Image     string `json:"image"`
+		Data      string `json:"data"`
+		MediaType string `json:"mediaType"`
+		MimeType  string `json:"mimeType"` // the AI SDK's older name
+		Filename  string `json:"filename"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("content must be a string or a list of parts")
+		return "", nil, errors.New("content must be a string or a list of parts")
 	}
 	var b strings.Builder
+	var files []attach.File
 	for i, p := range parts {
-		if p.Type != "text" {
-			return "", fmt.Errorf("content[%d]: only text parts are supported, not %q", i, p.Type)
+		switch {
+		case p.Type == "text":
+			b.WriteString(p.Text)
+		case (p.Type == "image" || p.Type == "file") && user:
+			data, name := cmp.Or(p.Image, p.Data), cmp.Or(p.Filename, p.Type)
+			bytes, declared, err := partBytes(data, cmp.Or(p.MediaType, p.MimeType))
+			if err != nil {
+				return "", nil, fmt.Errorf("content[%d]: %v", i, err)
+			}
+			f, err := attach.Check(name, declared, bytes)
+			if err != nil {
+				return "", nil, fmt.Errorf("content[%d]: %s", i, refusal(err))
+			}
+			files = append(files, f)
+		case p.Type == "image" || p.Type == "file":
+			return "", nil, fmt.Errorf("content[%d]: only a user's message may carry %s parts", i, p.Type)
+		default:
+			return "", nil, fmt.Errorf("content[%d]: part type %q: want text, image or file", i, p.Type)
 		}
-		b.WriteString(p.Text)
 	}
-	return b.String(), nil
+	return b.String(), files, nil
+}
+
+// partBytes decodes a part's bytes, given as a data: URL or as base64, and
+// the type it declares (the URL's, else declared). Parley fetches nothing:
+// a URL of another scheme is refused.
+func partBytes(data, declared string) ([]byte, string, error) {
+	if rest, ok := strings.CutPrefix(data, "data:"); ok {
+		meta, payload, ok := strings.Cut(rest, ",")
+		if !ok || !strings.HasSuffix(meta, ";base64") {
+			return nil, "", errors.New("a data: URL must be base64 (data:<type>;base64,<bytes>)")
+		}
+		data, declared = payload, cmp.Or(strings.TrimSuffix(meta, ";base64"), declared)
+	} else if u, err := url.Parse(data); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		return nil, "", fmt.Errorf("Parley does not fetch %s: URLs: send the file's bytes as base64", u.Scheme)
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("the file's data is not base64: %v", err)
+	}
+	return b, declared, nil
+}
+
+// storeFiles stores the files of the input messages and gives each message
+// its file parts after its text.
+func (s *Server) storeFiles(ctx context.Context, msgs []parsed) ([]agentcore.Message, error) {
+	out := make([]agentcore.Message, len(msgs))
+	for i, m := range msgs {
+		for _, f := range m.files {
+			ref, err := s.rt.PutFile(ctx, f.MediaType, f.Data)
+			if err != nil {
+				return nil, fmt.Errorf("store the file %q: %w", f.Name, err)
+			}
+			m.Content.Parts = append(m.Content.Parts, agentcore.Part{Type: "file", Data: agentcore.FileURL(ref),
+				MimeType: f.MediaType, Filename: f.Name, Size: int64(len(f.Data))})
+		}
+		out[i] = m.Message
+	}
+	return out, nil
 }
 
 // apiRun is a run started for the API. Its events come in order and end
@@ -451,10 +537,14 @@ type apiRun struct {
 // with the request.
 func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 	var b runBody
-	if err := decodeBody(r, &b); err != nil {
+	if err := decodeBodyUpTo(r, &b, maxRunBody); err != nil {
 		return nil, err
 	}
-	msgs, err := parseMessages(b.Messages)
+	input, err := parseMessages(b.Messages)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := s.storeFiles(r.Context(), input)
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +573,7 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 		opts := agentcore.StreamOptions{Model: b.Model, RunID: runID,
 			MaxSteps: options.MaxSteps, ToolChoice: options.ToolChoice, ActiveTools: options.ActiveTools,
 			AgentInstructions: options.Instructions, Temperature: options.Temperature, MaxOutputTokens: options.MaxOutputTokens,
-			TopP: options.TopP, ProviderOptions: options.ProviderOptions}
+			TopP: options.TopP, ProviderOptions: options.ProviderOptions, Files: s.rt}
 		events := agent.Stream(ctx, msgs, opts)
 		return &apiRun{id: runID, events: events, close: done, agentID: agent.ID, tools: agent.ToolSet()}, nil
 	}
@@ -542,7 +632,14 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 	// Subscribed before anything is written: no event of the run is missed.
 	sub := s.rt.Subscribe(t.ID)
 	// Mastra keeps every input message; the last one starts the run.
-	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agentID, Text: last.Content.Text(), Model: model, Earlier: msgs[:len(msgs)-1], Options: options})
+	var files []agentcore.Part
+	for _, p := range last.Content.Parts {
+		if _, ok := p.FileRef(); ok {
+			files = append(files, p)
+		}
+	}
+	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agentID, Text: last.Content.Text(), Files: files,
+		Model: model, Earlier: msgs[:len(msgs)-1], Options: options})
 	if err != nil {
 		sub.Close()
 		return nil, err

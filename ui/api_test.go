@@ -258,7 +258,7 @@ func TestAPIErrors(t *testing.T) {
 		{"empty list", "POST", "/api/agents/parley/generate", `{"messages":[]}`, 400, `"messages" is required`},
 		{"number", "POST", "/api/agents/parley/generate", `{"messages":5}`, 400, "messages must be a string"},
 		{"tool role", "POST", "/api/agents/parley/generate", `{"messages":[{"role":"tool","content":"x"}]}`, 400, `messages[0]: role "tool"`},
-		{"image part", "POST", "/api/agents/parley/generate", `{"messages":[{"role":"user","content":[{"type":"image"}]}]}`, 400, "only text parts"},
+		{"image part", "POST", "/api/agents/parley/generate", `{"messages":[{"role":"user","content":[{"type":"image"}]}]}`, 400, `content[0]: "image" is empty`},
 		{"generate bad JSON", "POST", "/api/agents/parley/generate", `{"messages":"hi"`, 400, "Invalid request body"},
 		{"generate unknown agent", "POST", "/api/agents/nope/generate", `{"messages":"hi"}`, 404, "Agent with id nope not found"},
 		{"stream unknown agent", "POST", "/api/agents/nope/stream", `{"messages":"hi"}`, 404, "Agent with id nope not found"},
