@@ -10,6 +10,8 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,11 +123,35 @@ func TestAttachPickDropPaste(t *testing.T) {
 	waitJS(t, pg, `(s) => [...document.querySelectorAll(s + ' img.attach-thumb')].some(i => i.complete && i.naturalWidth === 40)`, sent)
 	href := evalString(pg, `(s) => document.querySelector(s + ' a.attach-chip').getAttribute('href')`, sent)
 
+	// Exported, the chat carries its files.
+	resp, err := http.Get(p.URL + "/t/" + id + "/export.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	export, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !gjson.GetBytes(export, "files."+strings.TrimPrefix(href, "/files/")+".data").Exists() {
+		t.Fatalf("the export (%d) lacks the image: %.300s", resp.StatusCode, export)
+	}
+
 	// Deleting the chat takes its files with it.
 	if err := p.In.Runtime.DeleteThread(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := p.In.Runtime.FileInfo(context.Background(), strings.TrimPrefix(href, "/files/")); !errors.Is(err, agentcore.ErrNotFound) {
 		t.Errorf("the chat's file after the chat was deleted: %v", err)
+	}
+
+	// Imported again, it has them back.
+	file := filepath.Join(dir, "chat.json")
+	if err := os.WriteFile(file, export, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := p.page("/")
+	home.MustElement("#import-file").MustSetFiles(file)
+	waitJS(t, home, `() => location.pathname.startsWith('/t/')`)
+	waitJS(t, home, `(s) => [...document.querySelectorAll(s + ' img.attach-thumb')].some(i => i.complete && i.naturalWidth === 40)`, sent)
+	if got := evalString(home, `(s) => [...document.querySelectorAll(s + ' .attach-name')].map(e => e.innerText).join(',')`, sent); got != "notes.md,dropped.png" {
+		t.Errorf("the imported chat's files: %q", got)
 	}
 }
