@@ -2,13 +2,10 @@ package llm
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image/gif"
-	"image/png"
 	"net/http"
 	"slices"
 	"strings"
@@ -87,8 +84,8 @@ func hasFunctionTools(req Request) bool {
 // of files alone has no text part (Anthropic refuses an empty one). A file
 // the model cannot read (CheckFile: an earlier message's, sent before the
 // chat changed models) is named to it in a text part instead, never left
-// out unsaid. Gemini reads no GIFs: a GIF goes to it as a PNG of its first
-// frame.
+// out unsaid. Gemini reads no GIFs and Anthropic no image over 5 MB of
+// base64: see files.go.
 func userMessage(m Message, provider, modelID string) fantasy.Message {
 	parts := make([]fantasy.MessagePart, 0, 1+len(m.Files))
 	if m.Text != "" || len(m.Files) == 0 {
@@ -107,25 +104,12 @@ func userMessage(m Message, provider, modelID string) fantasy.Message {
 			continue
 		case provider == google.Name && f.MediaType == "image/gif":
 			f = gifAsPNG(f)
+		case provider == anthropic.Name && strings.HasPrefix(f.MediaType, "image/"):
+			f = fitForClaude(f)
 		}
 		parts = append(parts, fantasy.FilePart{Filename: f.Name, MediaType: f.MediaType, Data: f.Data})
 	}
 	return fantasy.Message{Role: fantasy.MessageRoleUser, Content: parts}
-}
-
-// gifAsPNG is f's first frame as a PNG (Gemini's image types are PNG, JPEG,
-// WebP, HEIC and HEIF); f as it is when it does not decode, for Gemini to
-// refuse.
-func gifAsPNG(f File) File {
-	img, err := gif.Decode(bytes.NewReader(f.Data))
-	if err != nil {
-		return f
-	}
-	var b bytes.Buffer
-	if png.Encode(&b, img) != nil {
-		return f
-	}
-	return File{Name: f.Name, MediaType: "image/png", Data: b.Bytes()}
 }
 
 // toCall converts a Request for modelID of provider into fantasy's prompt

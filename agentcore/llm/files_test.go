@@ -8,7 +8,9 @@ import (
 	"image"
 	"image/color"
 	"image/gif"
+	_ "image/jpeg" // to read what went to Claude
 	"image/png"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -313,4 +315,67 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// noisePNG is a PNG of w×h random pixels: it does not compress, so it is
+// about 3 bytes a pixel.
+func noisePNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 255
+	}
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// Anthropic takes no image over 5 MB of base64 (about 3.75 MiB), which
+// Parley's 10 MiB allows: such an image goes to Claude as a JPEG, shrunk to
+// the 1568 pixels Claude would have scaled it to anyway; smaller images and
+// other providers' go as they are.
+func TestLargeImageToClaude(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		data       []byte
+		mediaType  string
+		w, h       int
+		unchanged  bool
+		toProvider string
+	}{
+		{"small", testPNG, "image/png", 3, 2, true, "anthropic"},
+		{"big, small enough on screen", noisePNG(t, 1400, 1000), "image/jpeg", 1400, 1000, false, "anthropic"},
+		{"big and wide", noisePNG(t, 2400, 1000), "image/jpeg", 1568, 653, false, "anthropic"},
+		{"big to OpenAI", noisePNG(t, 1400, 1000), "image/png", 1400, 1000, true, "openai"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.unchanged && base64.StdEncoding.EncodedLen(len(tc.data)) <= claudeMaxImage {
+				t.Fatalf("the test image is only %d bytes", len(tc.data))
+			}
+			call, err := toCall(Request{Messages: []Message{{Role: RoleUser, Files: []File{{Name: "photo.png", MediaType: "image/png", Data: tc.data}}}}}, tc.toProvider, "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp, ok := call.Prompt[0].Content[0].(fantasy.FilePart)
+			if !ok {
+				t.Fatalf("the image went as %T", call.Prompt[0].Content[0])
+			}
+			if fp.MediaType != tc.mediaType || fp.Filename != "photo.png" || tc.unchanged != bytes.Equal(fp.Data, tc.data) {
+				t.Fatalf("went as %s %q of %d bytes (unchanged: %v)", fp.MediaType, fp.Filename, len(fp.Data), bytes.Equal(fp.Data, tc.data))
+			}
+			if base64.StdEncoding.EncodedLen(len(fp.Data)) > claudeMaxImage && tc.toProvider == "anthropic" {
+				t.Errorf("%d bytes sent to Claude", len(fp.Data))
+			}
+			cfg, _, err := image.DecodeConfig(bytes.NewReader(fp.Data))
+			if err != nil || cfg.Width != tc.w || cfg.Height != tc.h {
+				t.Errorf("sent %d×%d (%v), want %d×%d", cfg.Width, cfg.Height, err, tc.w, tc.h)
+			}
+		})
+	}
 }
