@@ -32,6 +32,11 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolResults carried by a tool message.
 	ToolResults []ToolResult
+	// CacheBreakpoint is the caller's own Anthropic cache breakpoint at
+	// the end of this message (the AI SDK's providerOptions.anthropic.
+	// cacheControl on a message or a system instruction). Only Claude
+	// models read it (see markCache); other providers ignore it.
+	CacheBreakpoint bool
 }
 
 // File is a file attached to a user message.

@@ -110,26 +110,45 @@ func isAnthropicModel(provider, modelID string) bool {
 // maxCacheBreakpoints is Anthropic's limit per request.
 const maxCacheBreakpoints = 4
 
-// markCache places Anthropic's cache breakpoints, at most four, where the
-// prompt's prefix is stable (Anthropic's prompt-caching guide: the cache
-// prefix runs tools → system → messages, and a hit needs the prefix up to a
-// breakpoint to be byte-identical):
+// markCache places Anthropic's cache breakpoints, at most four (Anthropic
+// refuses a request with more). The caller's own come first: the messages
+// req marks with CacheBreakpoint, the newest four if it marks more (a later
+// breakpoint's prefix holds the earlier ones'). When auto is set, Parley's
+// fill what is left, in this order, where the prompt's prefix is stable
+// (Anthropic's prompt-caching guide: the cache prefix runs tools → system →
+// messages, and a hit needs the prefix up to a breakpoint to be
+// byte-identical):
 //
 //  1. the last tool definition: every tool, unchanged for the whole run;
-//  2. the last system message: the system prompt (fantasy joins the system
-//     messages into one block list);
-//  3. the message before the last assistant message: where the previous
+//  2. the last system message: the system prompt (fantasy sends each
+//     system message as one block of the system list);
+//  3. the last message: written now, read by the next step;
+//  4. the message before the last assistant message: where the previous
 //     step's request ended, so that its cache write is read back exactly,
-//     however many blocks the step added (the lookback is only 20);
-//  4. the last message: written now, read by the next step.
+//     however many blocks the step added (the lookback is only 20).
 //
-// fantasy puts a message's mark on its last part, a tool's on the tool.
-func markCache(call *fantasy.Call) {
+// A message the caller marked already is not marked twice. fantasy puts a
+// message's mark on its last part, a tool's on the tool.
+func markCache(call *fantasy.Call, req Request, provider string, auto bool) {
 	mark := fantasy.ProviderOptions{anthropic.Name: &anthropic.ProviderCacheControlOptions{
 		CacheControl: anthropic.CacheControl{Type: "ephemeral"},
 	}}
 	n := 0
-	for i := len(call.Tools) - 1; i >= 0; i-- {
+	at := func(i int) {
+		if i < 0 || i >= len(call.Prompt) || n >= maxCacheBreakpoints || call.Prompt[i].ProviderOptions != nil {
+			return
+		}
+		call.Prompt[i].ProviderOptions = mark
+		n++
+	}
+	own := callerMarks(call, req, provider)
+	for _, i := range own[max(0, len(own)-maxCacheBreakpoints):] {
+		at(i)
+	}
+	if !auto {
+		return
+	}
+	for i := len(call.Tools) - 1; i >= 0 && n < maxCacheBreakpoints; i-- {
 		if ft, ok := call.Tools[i].(fantasy.FunctionTool); ok {
 			ft.ProviderOptions = mark
 			call.Tools[i] = ft
@@ -146,13 +165,6 @@ func markCache(call *fantasy.Call) {
 			lastAssistant = i
 		}
 	}
-	at := func(i int) {
-		if i < 0 || i >= len(call.Prompt) || n >= maxCacheBreakpoints || call.Prompt[i].ProviderOptions != nil {
-			return
-		}
-		call.Prompt[i].ProviderOptions = mark
-		n++
-	}
 	at(lastSystem)
 	last := len(call.Prompt) - 1
 	if last > lastSystem {
@@ -163,12 +175,50 @@ func markCache(call *fantasy.Call) {
 	}
 }
 
+// callerMarks are the indices in call.Prompt of the messages req marks with
+// CacheBreakpoint, in order. toCallFor sends every system, user and tool
+// message and every assistant message with something to send (sentAssistant
+// says which); a mark on an assistant message left out goes to the message
+// before it, whose prefix is the same. If the prompt does not line up with
+// req, the caller's marks are not placed rather than misplaced.
+func callerMarks(call *fantasy.Call, req Request, provider string) []int {
+	var out []int
+	j := 0
+	for _, m := range req.Messages {
+		if m.Role != RoleAssistant || sentAssistant(m, provider) {
+			j++
+		}
+		if m.CacheBreakpoint && j > 0 && (len(out) == 0 || out[len(out)-1] != j-1) {
+			out = append(out, j-1)
+		}
+	}
+	if j != len(call.Prompt) {
+		return nil
+	}
+	return out
+}
+
+// sentAssistant reports whether toCallFor sends m, an assistant message, to
+// provider: it does when m has text, a tool call Parley ran, or (for
+// Anthropic) the signed thinking before a call.
+func sentAssistant(m Message, provider string) bool {
+	if m.Text != "" {
+		return true
+	}
+	for _, tc := range m.ToolCalls {
+		if !tc.ProviderExecuted || provider == anthropic.Name && len(anthropicThinkingParts(openAnthropicThinking(tc.Signature))) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // applyOptions sets the call's provider options for provider/modelID from
 // req: the chat's cache key, its thinking level and the caller's own
 // options; responses says the call goes to OpenAI's Responses API.
 func applyOptions(call *fantasy.Call, req Request, provider, modelID string, responses bool) {
-	if isAnthropicModel(provider, modelID) && (req.Options.Anthropic == nil || !req.Options.Anthropic.NoCache) {
-		markCache(call)
+	if isAnthropicModel(provider, modelID) {
+		markCache(call, req, provider, req.Options.Anthropic == nil || !req.Options.Anthropic.NoCache)
 	}
 	switch provider {
 	case openai.Name:
