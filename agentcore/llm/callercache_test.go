@@ -13,8 +13,12 @@ import (
 // the request never carries more than four: Parley's fill what is left.
 func TestCallerCacheBreakpoints(t *testing.T) {
 	const cassette = "TestAnthropicCommonWithCacheControl/claude-sonnet-4/tool_streaming.yaml"
-	sys := func(text string, mark bool) Message { return Message{Role: RoleSystem, Text: text, CacheBreakpoint: mark} }
-	user := func(text string, mark bool) Message { return Message{Role: RoleUser, Text: text, CacheBreakpoint: mark} }
+	sys := func(text string, mark bool) Message {
+		return Message{Role: RoleSystem, Text: text, CacheBreakpoint: mark}
+	}
+	user := func(text string, mark bool) Message {
+		return Message{Role: RoleUser, Text: text, CacheBreakpoint: mark}
+	}
 	for _, c := range []struct {
 		name    string
 		msgs    []Message
