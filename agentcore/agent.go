@@ -16,6 +16,13 @@ import (
 type SystemMessage struct {
 	Role    string `json:"role"` // always "system"
 	Content string `json:"content"`
+	// ProviderOptions of the instruction (a cache breakpoint after it).
+	ProviderOptions *MessageOptions `json:"providerOptions,omitempty"`
+}
+
+// message is s as the model's system message.
+func (s SystemMessage) message() llm.Message {
+	return llm.Message{Role: llm.RoleSystem, Text: s.Content, CacheBreakpoint: s.ProviderOptions.CacheBreakpoint()}
 }
 
 // Instructions are an agent's system prompt: Mastra accepts a string, a list

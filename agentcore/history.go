@@ -16,9 +16,10 @@ import (
 func (a *Agent) prompt(messages []Message, load func(ref string) (StoredFile, error)) []llm.Message {
 	out := make([]llm.Message, 0, len(a.Instructions)+len(messages))
 	for _, s := range a.Instructions {
-		out = append(out, llm.Message{Role: llm.RoleSystem, Text: s.Content})
+		out = append(out, s.message())
 	}
 	for _, m := range messages {
+		before := len(out)
 		switch m.Role {
 		case RoleSystem:
 			if text := m.Content.Text(); text != "" {
@@ -34,6 +35,10 @@ func (a *Agent) prompt(messages []Message, load func(ref string) (StoredFile, er
 			if s, ok := SignalOf(m); ok && !s.Transient {
 				out = append(out, llm.Message{Role: llm.RoleUser, Text: s.ModelText()})
 			}
+		}
+		// A caller's breakpoint goes after the whole message.
+		if n := len(out); n > before && m.Content.ProviderMetadata.CacheBreakpoint() {
+			out[n-1].CacheBreakpoint = true
 		}
 	}
 	return out

@@ -71,7 +71,7 @@ func (r *run) prompt(ctx context.Context, messages []Message) []llm.Message {
 	if r.opts.AgentInstructions != nil {
 		own := make([]llm.Message, 0, len(r.opts.AgentInstructions)+len(p)-n)
 		for _, s := range r.opts.AgentInstructions {
-			own = append(own, llm.Message{Role: llm.RoleSystem, Text: s.Content})
+			own = append(own, s.message())
 		}
 		p, n = append(own, p[n:]...), len(r.opts.AgentInstructions)
 	}
@@ -81,7 +81,7 @@ func (r *run) prompt(ctx context.Context, messages []Message) []llm.Message {
 	out := make([]llm.Message, 0, len(p)+len(r.opts.Instructions))
 	out = append(out, p[:n]...)
 	for _, s := range r.opts.Instructions {
-		out = append(out, llm.Message{Role: llm.RoleSystem, Text: s.Content})
+		out = append(out, s.message())
 	}
 	return append(out, p[n:]...)
 }

@@ -95,6 +95,36 @@ type Content struct {
 	Parts    []Part         `json:"parts"`
 	Content  string         `json:"content,omitempty"` // plain text of the text parts
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// ProviderMetadata are the provider options a caller gave the message
+	// (the AI SDK's message providerOptions), kept with it as Mastra keeps
+	// them (content.providerMetadata), so that later requests of the
+	// thread send them too.
+	ProviderMetadata *MessageOptions `json:"providerMetadata,omitempty"`
+}
+
+// MessageOptions are the provider options on one message or system
+// instruction that Parley honours: Anthropic's cache breakpoint
+// ({anthropic: {cacheControl: {type: "ephemeral"}}}), the one option
+// fantasy carries per message. Other providers and keys are dropped when a
+// caller's options are read, as the AI SDK's schemas strip them.
+type MessageOptions struct {
+	Anthropic *AnthropicMessageOptions `json:"anthropic,omitempty"`
+}
+
+// AnthropicMessageOptions: cacheControl.
+type AnthropicMessageOptions struct {
+	CacheControl *CacheControl `json:"cacheControl,omitempty"`
+}
+
+// CacheControl is Anthropic's cache_control; Type is "ephemeral".
+type CacheControl struct {
+	Type string `json:"type"`
+}
+
+// CacheBreakpoint reports whether o asks for an Anthropic cache breakpoint
+// at the end of its message.
+func (o *MessageOptions) CacheBreakpoint() bool {
+	return o != nil && o.Anthropic != nil && o.Anthropic.CacheControl != nil && o.Anthropic.CacheControl.Type == "ephemeral"
 }
 
 // Part is one part of a v2 message. Type is "text", "reasoning", "step-start",

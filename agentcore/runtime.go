@@ -203,6 +203,9 @@ type SendRequest struct {
 	Earlier []Message
 	// Options adjust the run Send starts (not a waiting call it answers).
 	Options RunOptions
+	// ProviderOptions of the user's message, stored with it
+	// (Content.ProviderMetadata) when it starts a run.
+	ProviderOptions *MessageOptions
 }
 
 // RunOptions are a caller's adjustments of one run, as Mastra's generate
@@ -223,6 +226,9 @@ type RunOptions struct {
 	TopP            *float64
 	// ProviderOptions (Mastra's) win over the chat's thinking level.
 	ProviderOptions llm.ProviderOptions
+
+	// userOptions are SendRequest.ProviderOptions, on their way to begin.
+	userOptions *MessageOptions
 }
 
 // apply adjusts opts, which the chat's settings have already shaped.
@@ -286,6 +292,7 @@ func (rt *Runtime) Send(ctx context.Context, req SendRequest) (Sent, error) {
 			return Sent{}, err
 		}
 	}
+	req.Options.userOptions = req.ProviderOptions
 	return rt.sendLocked(ctx, thread, agent, model, in, req.Options)
 }
 
@@ -466,6 +473,7 @@ func (rt *Runtime) Pending(ctx context.Context, threadID string) ([]ToolInvocati
 func (rt *Runtime) begin(ctx context.Context, thread Thread, agent *Agent, l *liveRun, in userTurn) (Sent, error) {
 	content := TextContent(in.text)
 	content.Parts = append(content.Parts, in.files...)
+	content.ProviderMetadata = l.options.userOptions
 	user, err := rt.store.AppendMessage(ctx, Message{
 		ThreadID: thread.ID, ResourceID: thread.ResourceID, Role: RoleUser,
 		Content: content, Status: StatusComplete,
