@@ -3,7 +3,6 @@ package agentcore_test
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 	"image"
 	"image/png"
 	"strings"
@@ -78,10 +77,9 @@ func TestFilesReachTheModel(t *testing.T) {
 }
 
 // Files are refused before anything is stored or sent: a part that names
-// no stored file, an image for a model known to read none, files into a
-// reply being written.
+// no stored file, an image for a model known to read none.
 func TestFilesRefused(t *testing.T) {
-	rt, srv, _ := newRuntimeDB(t)
+	rt, _, _ := newRuntimeDB(t)
 	th := thread(t, rt)
 	bad := []agentcore.Part{{Type: "file", Data: "/files/../../etc/passwd", MimeType: "image/png", Filename: "x.png"}}
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Files: bad}); err == nil ||
@@ -96,12 +94,85 @@ func TestFilesRefused(t *testing.T) {
 	if n := len(messages(t, rt, th.ID)); n != 0 {
 		t.Errorf("%d messages stored by refused sends", n)
 	}
+}
+
+// Files sent while a reply is written go with the message the agent reads
+// at its next step (or the turn after): stored with the signal, sent to
+// the model as image parts; taken back unread, they are kept for the
+// composer.
+func TestFilesWhileReplying(t *testing.T) {
+	rt, srv, db := newRuntimeDB(t)
+	th := thread(t, rt)
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 2, 5))); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := db.PutFile(t.Context(), "image/png", img.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []agentcore.Part{{Type: "file", Data: agentcore.FileURL(ref), MimeType: "image/png", Filename: "late.png", Size: int64(img.Len())}}
 	srv.Push(scripted.Reply{Text: "slow reply in many pieces", Delay: 50 * time.Millisecond})
+	srv.Push(scripted.Reply{Text: "I see the late image."})
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Say(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Files: img}); !errors.Is(err, agentcore.ErrFilesWhileBusy) {
-		t.Errorf("files into a running reply: %v", err)
+	said, err := rt.Say(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "and this", Files: files})
+	if err != nil || said.Action != agentcore.Deliver {
+		t.Fatalf("Say with a file while replying: %+v, %v", said, err)
+	}
+	waitIdle(t, rt, th.ID)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(srv.Requests()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitIdle(t, rt, th.ID)
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(img.Bytes())
+	seen := false
+	for _, r := range srv.Requests() {
+		seen = seen || strings.Contains(string(r.Body), want)
+	}
+	if !seen {
+		t.Errorf("no request carried the image sent while replying (%d requests)", len(srv.Requests()))
+	}
+	var stored bool
+	for _, m := range messages(t, rt, th.ID) {
+		if s, ok := agentcore.SignalOf(m); ok && len(s.Files) == 1 && s.Files[0].Filename == "late.png" {
+			stored = true
+		}
+	}
+	if !stored {
+		t.Error("the signal was not stored with its file")
+	}
+}
+
+// A turn queued with a file and taken back before it was read gives the
+// file back, still stored, for the composer.
+func TestUnsendKeepsFiles(t *testing.T) {
+	rt, srv, db := newRuntimeDB(t)
+	th := thread(t, rt)
+	ref, err := db.PutFile(t.Context(), "text/plain; charset=utf-8", []byte("notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []agentcore.Part{{Type: "file", Data: agentcore.FileURL(ref), MimeType: "text/plain; charset=utf-8", Filename: "n.txt", Size: 5}}
+	srv.Push(scripted.Reply{Text: "a slow reply in several pieces", Delay: 80 * time.Millisecond})
+	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	_, sig, err := rt.QueueMessage(t.Context(), "", agentcore.SignalTarget{ThreadID: th.ID}, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := rt.Unsend(t.Context(), th.ID, sig.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Files) != 1 || back.Files[0].Filename != "n.txt" {
+		t.Errorf("taken back with files %+v", back.Files)
+	}
+	if _, _, err := db.FileInfo(t.Context(), ref); err != nil {
+		t.Errorf("the file after its message was taken back: %v", err)
 	}
 	waitIdle(t, rt, th.ID)
 }

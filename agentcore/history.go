@@ -33,7 +33,7 @@ func (a *Agent) prompt(messages []Message, load func(ref string) (StoredFile, er
 			out = append(out, assistantTurns(m.Content)...)
 		case RoleSignal:
 			if s, ok := SignalOf(m); ok && !s.Transient {
-				out = append(out, llm.Message{Role: llm.RoleUser, Text: s.ModelText()})
+				out = append(out, signalPrompt(s, load))
 			}
 		}
 		// A caller's breakpoint goes after the whole message.
@@ -69,6 +69,17 @@ func userPrompt(c Content, load func(ref string) (StoredFile, error)) llm.Messag
 	}
 	m.Text = strings.TrimSpace(text.String())
 	return m
+}
+
+// signalPrompt is a signal as the model reads it: its text, then its
+// files as a user message's (userPrompt).
+func signalPrompt(s Signal, load func(ref string) (StoredFile, error)) llm.Message {
+	if len(s.Files) == 0 {
+		return llm.Message{Role: llm.RoleUser, Text: s.ModelText()}
+	}
+	c := TextContent(s.ModelText())
+	c.Parts = append(c.Parts, s.Files...)
+	return userPrompt(c, load)
 }
 
 // assistantTurns splits an assistant message at its step-start parts.

@@ -58,15 +58,20 @@ func (r *run) run(ctx context.Context, messages []Message, yield func(Event) boo
 	r.loop(ctx, model, r.prompt(ctx, messages), 1)
 }
 
-// prompt is the agent's prompt (or this call's replacement for its
-// instructions) plus this call's extra instructions.
-func (r *run) prompt(ctx context.Context, messages []Message) []llm.Message {
-	p := r.agent.prompt(messages, func(ref string) (StoredFile, error) {
+// loadFile reads the files that messages carry, from StreamOptions.Files.
+func (r *run) loadFile(ctx context.Context) func(ref string) (StoredFile, error) {
+	return func(ref string) (StoredFile, error) {
 		if r.opts.Files == nil {
 			return StoredFile{}, ErrNotFound
 		}
 		return r.opts.Files.GetFile(ctx, ref)
-	})
+	}
+}
+
+// prompt is the agent's prompt (or this call's replacement for its
+// instructions) plus this call's extra instructions.
+func (r *run) prompt(ctx context.Context, messages []Message) []llm.Message {
+	p := r.agent.prompt(messages, r.loadFile(ctx))
 	n := len(r.agent.Instructions)
 	if r.opts.AgentInstructions != nil {
 		own := make([]llm.Message, 0, len(r.opts.AgentInstructions)+len(p)-n)
@@ -248,7 +253,7 @@ func (r *run) signals(ctx context.Context) []llm.Message {
 			t = EventDataUserMessage
 		}
 		r.emit(Event{Type: t, Signal: &s})
-		out = append(out, llm.Message{Role: llm.RoleUser, Text: s.ModelText()})
+		out = append(out, signalPrompt(s, r.loadFile(ctx)))
 	}
 	return out
 }

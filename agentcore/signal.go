@@ -142,6 +142,9 @@ type Signal struct {
 	// Transient signals reach the current model call only and are never
 	// stored.
 	Transient bool `json:"transient,omitempty"`
+	// Files are file parts of stored files (FileStore) that go with
+	// Contents, as a user message's do (Mastra's contents as parts).
+	Files []Part `json:"-"`
 }
 
 var xmlName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
@@ -254,6 +257,7 @@ func (s Signal) Message(threadID, resourceID string) Message {
 	if len(c.Parts) == 0 {
 		c.Parts = []Part{{Type: "text", Text: ""}}
 	}
+	c.Parts = append(c.Parts, s.Files...)
 	meta := map[string]any{"id": s.ID, "type": string(s.Type), "tagName": s.TagName, "createdAt": s.CreatedAt}
 	if !s.AcceptedAt.IsZero() {
 		meta["acceptedAt"] = s.AcceptedAt
@@ -304,6 +308,11 @@ func SignalOf(m Message) (Signal, bool) {
 		}
 	}
 	s.Contents = m.Content.Text()
+	for _, p := range m.Content.Parts {
+		if _, ok := p.FileRef(); ok {
+			s.Files = append(s.Files, p)
+		}
+	}
 	if s.TagName == "" {
 		s.TagName = m.Type
 	}

@@ -94,23 +94,28 @@ type queuedTurn struct {
 // loop's next model input when the thread is busy, else it wakes a run
 // (both as to says). The message is a user signal; attributes make it
 // <user …>text</user> for the model.
-func (rt *Runtime) SendMessage(ctx context.Context, text string, attrs Attrs, to SignalTarget) (Accepted, Signal, error) {
-	if strings.TrimSpace(text) == "" {
+func (rt *Runtime) SendMessage(ctx context.Context, text string, attrs Attrs, to SignalTarget, files ...Part) (Accepted, Signal, error) {
+	if strings.TrimSpace(text) == "" && len(files) == 0 {
 		return Accepted{}, Signal{}, errors.New("the message is empty")
 	}
-	return rt.SendSignal(ctx, Signal{Type: SignalUser, Contents: text, Attributes: attrs}, to)
+	return rt.SendSignal(ctx, Signal{Type: SignalUser, Contents: text, Attributes: attrs, Files: files}, to)
 }
 
 // QueueMessage sends a user message that starts a run of its own: now when
 // the thread is idle, else after the run in progress (and any turns queued
 // before it) ends. It is never folded into a running loop.
-func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarget) (Accepted, Signal, error) {
-	if strings.TrimSpace(text) == "" {
+func (rt *Runtime) QueueMessage(ctx context.Context, text string, to SignalTarget, files ...Part) (Accepted, Signal, error) {
+	if strings.TrimSpace(text) == "" && len(files) == 0 {
 		return Accepted{}, Signal{}, errors.New("the message is empty")
+	}
+	for _, f := range files {
+		if _, ok := f.FileRef(); !ok {
+			return Accepted{}, Signal{}, fmt.Errorf("the file %q is not a stored file", f.Filename)
+		}
 	}
 	// Marked, so a screen can tell a turn waiting for its run from a
 	// message the running agent reads at its next step.
-	sig, err := NewSignal(Signal{Type: SignalUser, Contents: text, Metadata: map[string]any{"queuedTurn": true}})
+	sig, err := NewSignal(Signal{Type: SignalUser, Contents: text, Metadata: map[string]any{"queuedTurn": true}, Files: files})
 	if err != nil {
 		return Accepted{}, Signal{}, err
 	}
@@ -269,7 +274,8 @@ func (rt *Runtime) storeSignal(ctx context.Context, thread Thread, sig Signal, s
 // kept in the thread for that run to read when it goes on. The caller holds
 // the thread's lane.
 func (rt *Runtime) toWaiting(ctx context.Context, thread Thread, agent *Agent, sig Signal) (Accepted, Signal, error) {
-	if sig.Type == SignalUser && strings.TrimSpace(sig.Contents) != "" {
+	// A message with files is kept for the run: an answer takes text only.
+	if sig.Type == SignalUser && strings.TrimSpace(sig.Contents) != "" && len(sig.Files) == 0 {
 		calls, err := rt.waitingCalls(ctx, thread.ID)
 		if err != nil {
 			return Accepted{}, Signal{}, err
@@ -575,8 +581,24 @@ func (rt *Runtime) Unsend(ctx context.Context, threadID, id string) (Signal, err
 		return Signal{}, fmt.Errorf("message %s: %w", id, ErrAlreadyRead)
 	}
 	if !sig.Transient {
+		// Its files go with it unless another message uses them: kept
+		// again, as files just added, they go back to the composer.
+		var files []StoredFile
+		for _, p := range sig.Files {
+			ref, _ := p.FileRef()
+			f, err := rt.store.GetFile(ctx, ref)
+			if err != nil {
+				return Signal{}, fmt.Errorf("message %s: its file %q: %w", id, p.Filename, err)
+			}
+			files = append(files, f)
+		}
 		if err := rt.store.DeleteMessage(ctx, id); err != nil && !IsNotFound(err) {
 			return Signal{}, err
+		}
+		for _, f := range files {
+			if _, err := rt.store.PutFile(ctx, f.MediaType, f.Data); err != nil {
+				return Signal{}, fmt.Errorf("message %s: keep its files: %w", id, err)
+			}
 		}
 		rt.bus.Publish(Event{Type: EventMessageUpdated, ThreadID: threadID, MessageID: id})
 	}

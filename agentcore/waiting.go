@@ -111,10 +111,7 @@ func (rt *Runtime) Say(ctx context.Context, req SendRequest) (Said, error) {
 	lane.Lock()
 	defer lane.Unlock()
 	if l := rt.liveRun(thread.ID); l != nil {
-		if len(in.files) > 0 {
-			return Said{}, ErrFilesWhileBusy
-		}
-		sig, err := NewSignal(Signal{Type: SignalUser, Contents: in.text})
+		sig, err := NewSignal(Signal{Type: SignalUser, Contents: in.text, Files: in.files})
 		if err != nil {
 			return Said{}, err
 		}
@@ -276,10 +273,6 @@ func (in userTurn) fileNames() string {
 	}
 	return strings.Join(names, ", ")
 }
-
-// ErrFilesWhileBusy refuses files sent into a run in progress: they go
-// with a message that starts a run.
-var ErrFilesWhileBusy = errors.New("files go with a new message: wait for the reply to finish, or stop it, then send them")
 
 // sendTarget resolves what a message is for. A message with files needs
 // no text; its files must be file parts of stored files, and each must be

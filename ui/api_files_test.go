@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -72,4 +73,34 @@ func toJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A signal's contents may carry a user's images and files too (Mastra's
+// contents as parts): checked, stored with the signal, sent to the model.
+func TestAPISignalsWithFiles(t *testing.T) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 7, 3))); err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString(img.Bytes())
+	got := e.call("POST", "/api/agents/parley/send-message", `{"message":[{"type":"text","text":"see"},{"type":"image","image":"ftp://x/y.png"}],"resourceId":"me","threadId":"`+th+`"}`, http.StatusBadRequest)
+	if msg, _ := got["error"].(string); !strings.Contains(msg, "Parley does not fetch ftp: URLs") {
+		t.Errorf("a URL in a signal: %q", msg)
+	}
+	e.model.Push(scripted.Reply{Text: "A grey bar."})
+	e.call("POST", "/api/agents/parley/send-message", `{"message":{"contents":[{"type":"text","text":"what is this?"},{"type":"image","image":"`+b64+`","mediaType":"image/png"}],"attributes":{"from":"phone"}},"resourceId":"me","threadId":"`+th+`"}`, http.StatusOK)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.model.Requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[len(reqs)-1].Body), "data:image/png;base64,"+b64) {
+		t.Fatalf("the signal's image did not reach the model")
+	}
+	msgs := e.call("GET", "/api/memory/threads/"+th+"/messages", "", http.StatusOK)
+	if parts := gjson.Parse(toJSON(t, msgs)).Get(`messages.#.content.parts.#(type=="file")#`).String(); !strings.Contains(parts, `"mimeType":"image/png"`) {
+		t.Errorf("the stored signal's file parts: %s", parts)
+	}
 }

@@ -436,15 +436,7 @@ func contentParts(raw json.RawMessage, user bool) (string, []attach.File, error)
 	if err := json.Unmarshal(raw, &s); err == nil {
 		return s, nil, nil
 	}
-	var parts []struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		Image     string `json:"image"`
-		Data      string `json:"data"`
-		MediaType string `json:"mediaType"`
-		MimeType  string `json:"mimeType"` // the AI SDK's older name
-		Filename  string `json:"filename"`
-	}
+	var parts []inputPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", nil, errors.New("content must be a string or a list of parts")
 	}
@@ -455,14 +447,9 @@ func contentParts(raw json.RawMessage, user bool) (string, []attach.File, error)
 		case p.Type == "text":
 			b.WriteString(p.Text)
 		case (p.Type == "image" || p.Type == "file") && user:
-			data, name := cmp.Or(p.Image, p.Data), cmp.Or(p.Filename, p.Type)
-			bytes, declared, err := partBytes(data, cmp.Or(p.MediaType, p.MimeType))
+			f, err := p.file()
 			if err != nil {
 				return "", nil, fmt.Errorf("content[%d]: %v", i, err)
-			}
-			f, err := attach.Check(name, declared, bytes)
-			if err != nil {
-				return "", nil, fmt.Errorf("content[%d]: %s", i, refusal(err))
 			}
 			files = append(files, f)
 		case p.Type == "image" || p.Type == "file":
@@ -499,13 +486,9 @@ func partBytes(data, declared string) ([]byte, string, error) {
 func (s *Server) storeFiles(ctx context.Context, msgs []parsed) ([]agentcore.Message, error) {
 	out := make([]agentcore.Message, len(msgs))
 	for i, m := range msgs {
-		for _, f := range m.files {
-			ref, err := s.rt.PutFile(ctx, f.MediaType, f.Data)
-			if err != nil {
-				return nil, fmt.Errorf("store the file %q: %w", f.Name, err)
-			}
-			m.Content.Parts = append(m.Content.Parts, agentcore.Part{Type: "file", Data: agentcore.FileURL(ref),
-				MimeType: f.MediaType, Filename: f.Name, Size: int64(len(f.Data))})
+		parts, err := s.storeFileParts(ctx, m.files)
+		if err != nil {
+			return nil, err
 		}
 		out[i] = m.Message
 	}
@@ -575,6 +558,32 @@ func (s *Server) startRun(r *http.Request) (*apiRun, error) {
 			AgentInstructions: options.Instructions, Temperature: options.Temperature, MaxOutputTokens: options.MaxOutputTokens,
 			TopP: options.TopP, ProviderOptions: options.ProviderOptions, Files: s.rt}
 		events := agent.Stream(ctx, msgs, opts)
+// inputPart is a part of an input message as the AI SDK writes it.
+type inputPart struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Image     string `json:"image"`
+	Data      string `json:"data"`
+	MediaType string `json:"mediaType"`
+	MimeType  string `json:"mimeType"` // the AI SDK's older name
+	Filename  string `json:"filename"`
+}
+
+// file reads an image or file part's bytes and checks them as a file
+// attached in the page is.
+func (p inputPart) file() (attach.File, error) {
+	data, name := cmp.Or(p.Image, p.Data), cmp.Or(p.Filename, p.Type)
+	bytes, declared, err := partBytes(data, cmp.Or(p.MediaType, p.MimeType))
+	if err != nil {
+		return attach.File{}, err
+	}
+	f, err := attach.Check(name, declared, bytes)
+	if err != nil {
+		return attach.File{}, errors.New(refusal(err))
+	}
+	return f, nil
+}
+
 		return &apiRun{id: runID, events: events, close: done, agentID: agent.ID, tools: agent.ToolSet()}, nil
 	}
 	run, err := s.startOnThread(ctx, agent, threadID, resourceID, b.Model, msgs, options)
@@ -608,11 +617,26 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 			// One of the user's agents: the chat is its, from its mode and model.
 			settings, serr := s.cfg.Agents.NewChat(ctx, own)
 			if serr != nil {
+		m.Content.Parts = append(m.Content.Parts, parts...)
 				return nil, serr
 			}
 			meta = chat.Metadata(settings)
 		}
 		t, err = s.rt.CreateThread(ctx, agentcore.Thread{ID: threadID, ResourceID: resourceID, Metadata: meta})
+// storeFileParts stores checked files and returns their file parts.
+func (s *Server) storeFileParts(ctx context.Context, files []attach.File) ([]agentcore.Part, error) {
+	var parts []agentcore.Part
+	for _, f := range files {
+		ref, err := s.rt.PutFile(ctx, f.MediaType, f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("store the file %q: %w", f.Name, err)
+		}
+		parts = append(parts, agentcore.Part{Type: "file", Data: agentcore.FileURL(ref),
+			MimeType: f.MediaType, Filename: f.Name, Size: int64(len(f.Data))})
+	}
+	return parts, nil
+}
+
 	case err == nil && resourceID != "" && t.ResourceID != resourceID:
 		err = errOtherResource
 	case err == nil && chat.Of(t).Agent != s.ownAgent(agent):

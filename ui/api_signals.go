@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"parley/agentcore"
+	"parley/app/attach"
 )
 
 // Signals and notifications: Mastra's send-message, queue-message and
@@ -89,11 +90,13 @@ func (s *Server) target(r *http.Request, o signalOpts, agentID string) (agentcor
 	return to, nil
 }
 
-// messageBody is a message as Mastra takes it: a string, text parts, or
-// {contents, attributes, metadata}.
+// messageBody is a message as Mastra takes it: a string, parts (text, and
+// a user's images and files, as in generate's messages), or {contents,
+// attributes, metadata}.
 type messageBody struct {
 	text  string
 	attrs agentcore.Attrs
+	files []attach.File
 }
 
 func (m *messageBody) UnmarshalJSON(data []byte) error {
@@ -102,20 +105,25 @@ func (m *messageBody) UnmarshalJSON(data []byte) error {
 		m.text = str
 		return nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []inputPart
 	if json.Unmarshal(data, &parts) == nil {
 		var texts []string
-		for _, p := range parts {
-			if p.Type != "text" {
-				return fmt.Errorf("message part of type %q: only text parts are supported", p.Type)
+		for i, p := range parts {
+			switch p.Type {
+			case "text":
+				texts = append(texts, p.Text)
+			case "image", "file":
+				f, err := p.file()
+				if err != nil {
+					return fmt.Errorf("contents[%d]: %v", i, err)
+				}
+				m.files = append(m.files, f)
+			default:
+				return fmt.Errorf("message part of type %q: want text, image or file", p.Type)
 			}
-			texts = append(texts, p.Text)
 		}
 		m.text = strings.Join(texts, "\n")
-		return nil
+		return attach.CheckMessage(sizes(m.files))
 	}
 	var obj struct {
 		Contents   json.RawMessage `json:"contents"`
@@ -128,8 +136,16 @@ func (m *messageBody) UnmarshalJSON(data []byte) error {
 	if err := inner.UnmarshalJSON(obj.Contents); err != nil {
 		return err
 	}
-	m.text, m.attrs = inner.text, obj.Attributes
+	m.text, m.attrs, m.files = inner.text, obj.Attributes, inner.files
 	return nil
+}
+
+func sizes(files []attach.File) []int64 {
+	out := make([]int64, len(files))
+	for i, f := range files {
+		out[i] = int64(len(f.Data))
+	}
+	return out
 }
 
 type sendMessageBody struct {
@@ -168,13 +184,17 @@ func (s *Server) sendMessage(r *http.Request, queue bool) (any, error) {
 		return nil, err
 	}
 	var b sendMessageBody
-	if err := decodeBody(r, &b); err != nil {
+	if err := decodeBodyUpTo(r, &b, maxRunBody); err != nil {
 		return nil, err
 	}
-	if b.Message == nil || strings.TrimSpace(b.Message.text) == "" {
+	if b.Message == nil || (strings.TrimSpace(b.Message.text) == "" && len(b.Message.files) == 0) {
 		return nil, badRequest("message is required and must not be empty")
 	}
 	to, err := s.target(r, b.signalOpts, agent.ID)
+	if err != nil {
+		return nil, err
+	}
+	files, err := s.storeFileParts(r.Context(), b.Message.files)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +204,9 @@ func (s *Server) sendMessage(r *http.Request, queue bool) (any, error) {
 		if to.ThreadID == "" {
 			return nil, badRequest("queue-message needs a thread: give resourceId and threadId")
 		}
-		acc, sig, err = s.rt.QueueMessage(r.Context(), b.Message.text, to)
+		acc, sig, err = s.rt.QueueMessage(r.Context(), b.Message.text, to, files...)
 	} else {
-		acc, sig, err = s.rt.SendMessage(r.Context(), b.Message.text, b.Message.attrs, to)
+		acc, sig, err = s.rt.SendMessage(r.Context(), b.Message.text, b.Message.attrs, to, files...)
 	}
 	if err != nil {
 		return nil, signalError(err)
@@ -213,7 +233,7 @@ func (s *Server) apiSendSignal(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var b sendSignalBody
-	if err := decodeBody(r, &b); err != nil {
+	if err := decodeBodyUpTo(r, &b, maxRunBody); err != nil {
 		return nil, err
 	}
 	if b.Signal == nil {
@@ -227,6 +247,9 @@ func (s *Server) apiSendSignal(r *http.Request) (any, error) {
 		Attributes: b.Signal.Attributes, Metadata: b.Signal.Metadata, Transient: b.Signal.Transient}
 	if b.Signal.Contents != nil {
 		in.Contents = b.Signal.Contents.text
+		if in.Files, err = s.storeFileParts(r.Context(), b.Signal.Contents.files); err != nil {
+			return nil, err
+		}
 	}
 	acc, sig, err := s.rt.SendSignal(r.Context(), in, to)
 	if err != nil {

@@ -203,11 +203,9 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	files, err := s.sendFiles(r, sig.Attached)
 	switch {
 	case err != nil:
-	case r.URL.Query().Get("queue") == "1" && len(files) > 0:
-		err = agentcore.ErrFilesWhileBusy
 	case r.URL.Query().Get("queue") == "1":
 		// After the reply being written (and any turn queued before).
-		_, _, err = s.rt.QueueMessage(r.Context(), sig.Draft, agentcore.SignalTarget{ThreadID: threadID})
+		_, _, err = s.rt.QueueMessage(r.Context(), sig.Draft, agentcore.SignalTarget{ThreadID: threadID}, files...)
 	default:
 		// The runtime decides, under the chat's lane: read by the run in
 		// progress at its next step, the answer to the call its run waits
@@ -246,7 +244,14 @@ func (s *Server) unsend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = sse.PatchElementTempl(components.ComposerError(""))
-	_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Contents})
+	var files []composerFile
+	for _, f := range sig.Files {
+		if ref, ok := f.FileRef(); ok {
+			files = append(files, composerFile{ref: ref, name: f.Filename})
+		}
+	}
+	_ = sse.MarshalAndPatchSignals(map[string]string{"draft": sig.Contents, "attached": formatAttached(files)})
+	_ = sse.PatchElementTempl(components.AttachChips(s.attachments(r, files)))
 }
 
 // retry answers again after the chat's last reply failed or was stopped;
