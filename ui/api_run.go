@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -103,40 +104,128 @@ func (b runBody) options(agent *agentcore.Agent) (agentcore.RunOptions, error) {
 	return o, nil
 }
 
-// instructionsOf reads Mastra's instructions option: a string, a system
-// message {role: "system", content}, or a list of either.
+// instructionsOf reads Mastra's instructions option (its SystemMessage type,
+// @mastra/core dist/llm/index.d.ts): a string, a list of strings, a system
+// message {role: "system", content: string, providerOptions?} (the AI
+// SDK's SystemModelMessage; Mastra's systemToV4Core refuses other content)
+// or a list of them. An empty string is no instructions, as Mastra's
+// `options.instructions || agent's` takes it. A system message's
+// providerOptions are read as a message's (messageOptionsOf).
 func instructionsOf(raw json.RawMessage) (agentcore.Instructions, error) {
-	bad := badRequest(`instructions must be a string, {"role": "system", "content": …} or a list of them`)
-	one := func(raw json.RawMessage) (string, bool) {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s, true
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return nil, nil
 		}
-		var m struct {
-			Role    string  `json:"role"`
-			Content *string `json:"content"`
-		}
-		if json.Unmarshal(raw, &m) == nil && m.Role == "system" && m.Content != nil {
-			return *m.Content, true
-		}
-		return "", false
-	}
-	if s, ok := one(raw); ok {
 		return agentcore.Text(s), nil
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
-		return nil, bad
-	}
-	lines := make([]string, 0, len(list))
-	for _, item := range list {
-		s, ok := one(item)
-		if !ok {
-			return nil, bad
+		m, err := systemMessageOf("instructions", raw)
+		if err != nil {
+			return nil, err
 		}
-		lines = append(lines, s)
+		return agentcore.Instructions{m}, nil
 	}
-	return agentcore.Text(lines...), nil
+	out := make(agentcore.Instructions, 0, len(list))
+	for i, item := range list {
+		if string(item) != "null" && json.Unmarshal(item, &s) == nil {
+			out = append(out, agentcore.SystemMessage{Role: "system", Content: s})
+			continue
+		}
+		m, err := systemMessageOf(fmt.Sprintf("instructions[%d]", i), item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// systemMessageOf reads {role: "system", content, providerOptions?} at
+// path; a wrong shape is a 400 naming path.
+func systemMessageOf(path string, raw json.RawMessage) (agentcore.SystemMessage, error) {
+	var m struct {
+		Role            json.RawMessage `json:"role"`
+		Content         json.RawMessage `json:"content"`
+		ProviderOptions json.RawMessage `json:"providerOptions"`
+	}
+	var role, content string
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) || json.Unmarshal(raw, &m) != nil {
+		if path == "instructions" {
+			return agentcore.SystemMessage{}, badRequest(`instructions must be a string, {"role": "system", "content": "…"} or a list of them`)
+		}
+		return agentcore.SystemMessage{}, badRequest(`%s must be a string or {"role": "system", "content": "…"}`, path)
+	}
+	if json.Unmarshal(m.Role, &role) != nil || role != "system" {
+		got := "nothing"
+		if len(m.Role) > 0 {
+			got = clipKey(string(m.Role))
+		}
+		return agentcore.SystemMessage{}, badRequest(`%s.role must be "system", not %s`, path, got)
+	}
+	if json.Unmarshal(m.Content, &content) != nil {
+		return agentcore.SystemMessage{}, badRequest("%s.content must be a string", path)
+	}
+	opts, err := messageOptionsOf(path+".providerOptions", m.ProviderOptions)
+	if err != nil {
+		return agentcore.SystemMessage{}, err
+	}
+	return agentcore.SystemMessage{Role: "system", Content: content, ProviderOptions: opts}, nil
+}
+
+// messageOptionsOf reads the providerOptions of one message or system
+// instruction at path, as the AI SDK passes them to the provider: for
+// Anthropic, cacheControl {type: "ephemeral"} puts a cache breakpoint
+// after the message (llm's markCache places it before Parley's own), false
+// none; that is the one per-message option fantasy carries. Other
+// providers and other keys are ignored, as the AI SDK's schemas strip
+// them; a known key of the wrong type is a 400 naming its path. nil: no
+// options.
+func messageOptionsOf(path string, raw json.RawMessage) (*agentcore.MessageOptions, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var byProvider map[string]json.RawMessage
+	if json.Unmarshal(raw, &byProvider) != nil || byProvider == nil {
+		return nil, badRequest("%s must be an object of provider names", path)
+	}
+	a, ok := byProvider["anthropic"]
+	if !ok || string(a) == "null" {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(a, &m) != nil || m == nil {
+		return nil, badRequest("%s.anthropic must be an object", path)
+	}
+	v := m["cacheControl"]
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	on, err := cacheControlOf(path+".anthropic.cacheControl", v)
+	if err != nil || !on {
+		return nil, err
+	}
+	return &agentcore.MessageOptions{Anthropic: &agentcore.AnthropicMessageOptions{CacheControl: &agentcore.CacheControl{Type: "ephemeral"}}}, nil
+}
+
+// cacheControlOf reads Anthropic's cacheControl at path: {type:
+// "ephemeral"} is on, false off.
+func cacheControlOf(path string, v json.RawMessage) (bool, error) {
+	var off bool
+	var cc struct {
+		Type string          `json:"type"`
+		TTL  json.RawMessage `json:"ttl"`
+	}
+	switch {
+	case json.Unmarshal(v, &off) == nil && !off:
+		return false, nil
+	case json.Unmarshal(v, &cc) == nil && cc.Type == "ephemeral" && (len(cc.TTL) == 0 || string(cc.TTL) == "null"):
+		return true, nil
+	case cc.Type == "ephemeral":
+		return false, badRequest("%s.ttl is not supported: Parley's breakpoints use the 5-minute cache", path)
+	}
+	return false, badRequest(`%s must be {"type": "ephemeral"} or false`, path)
 }
 
 // clipKey shortens a client's key for an error message.
@@ -185,21 +274,11 @@ func providerOptionsOf(raw json.RawMessage) (llm.ProviderOptions, error) {
 		}
 		var a llm.AnthropicOptions
 		if v := m["cacheControl"]; present(v) {
-			var off bool
-			var cc struct {
-				Type string          `json:"type"`
-				TTL  json.RawMessage `json:"ttl"`
+			on, err := cacheControlOf("providerOptions.anthropic.cacheControl", v)
+			if err != nil {
+				return po, err
 			}
-			switch {
-			case json.Unmarshal(v, &off) == nil && !off:
-				a.NoCache = true
-			case json.Unmarshal(v, &cc) == nil && cc.Type == "ephemeral" && !present(cc.TTL):
-				// Parley's default: breakpoints on.
-			case cc.Type == "ephemeral":
-				return po, badRequest("providerOptions.anthropic.cacheControl.ttl is not supported: Parley's breakpoints use the 5-minute cache")
-			default:
-				return po, badRequest(`providerOptions.anthropic.cacheControl must be {"type": "ephemeral"} or false`)
-			}
+			a.NoCache = !on // on: Parley's default, breakpoints on
 		}
 		if v := m["thinking"]; present(v) {
 			var th struct {
@@ -390,6 +469,9 @@ func parseMessages(raw json.RawMessage) ([]parsed, error) {
 		if err != nil {
 			return nil, badRequest("messages[%d]: %v", i, err)
 		}
+		if m.Content.ProviderMetadata, err = inputMessageOptions(i, item); err != nil {
+			return nil, err
+		}
 		for _, f := range m.files {
 			sizes = append(sizes, int64(len(f.Data)))
 		}
@@ -399,6 +481,25 @@ func parseMessages(raw json.RawMessage) ([]parsed, error) {
 		return nil, badRequest("messages: %s", refusal(err))
 	}
 	return out, nil
+}
+
+// inputMessageOptions reads messages[i].providerOptions (messageOptionsOf).
+// Mastra keeps them with the stored message: AIV5Adapter.fromModelMessage
+// sets content.providerMetadata from a model message's providerOptions, and
+// aiV5UIMessagesToAIV5ModelMessages gives them back as the message's
+// providerOptions whenever the thread is sent again (@mastra/core 1.71
+// dist/message-list-*.js, src/agent/message-list/adapters/AIV5Adapter.ts and
+// conversion/output-converter.ts). Parley does the same: they are stored as
+// the message's Content.ProviderMetadata, so a breakpoint stays on it in
+// later requests of the thread.
+func inputMessageOptions(i int, raw json.RawMessage) (*agentcore.MessageOptions, error) {
+	var m struct {
+		ProviderOptions json.RawMessage `json:"providerOptions"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, nil // a string: no options
+	}
+	return messageOptionsOf(fmt.Sprintf("messages[%d].providerOptions", i), m.ProviderOptions)
 }
 
 func parseMessage(raw json.RawMessage) (parsed, error) {
@@ -663,7 +764,7 @@ func (s *Server) startOnThread(ctx context.Context, agent *agentcore.Agent, thre
 		}
 	}
 	sent, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, AgentID: agentID, Text: last.Content.Text(), Files: files,
-		Model: model, Earlier: msgs[:len(msgs)-1], Options: options})
+		Model: model, Earlier: msgs[:len(msgs)-1], Options: options, ProviderOptions: last.Content.ProviderMetadata})
 	if err != nil {
 		sub.Close()
 		return nil, err

@@ -38,6 +38,7 @@ func TestAPIRunOptionsHostile(t *testing.T) {
 		{`"instructions":{"role":"system","content":[{"type":"text","text":"hi"}]}`, "instructions.content must be a string"},
 		{`"instructions":["ok",7]`, `instructions[1] must be a string or {"role": "system", "content": "…"}`},
 		{`"instructions":[[["deep"]]]`, `instructions[0] must be a string or {"role": "system"`},
+		{`"instructions":["a",null]`, `instructions[1] must be a string or {"role": "system"`},
 		{`"instructions":{"role":"system","content":"x","providerOptions":"cache"}`, "instructions.providerOptions must be an object of provider names"},
 		{`"instructions":{"role":"system","content":"x","providerOptions":[{"anthropic":{}}]}`, "instructions.providerOptions must be an object of provider names"},
 		{`"instructions":{"role":"system","content":"x","providerOptions":{"anthropic":[]}}`, "instructions.providerOptions.anthropic must be an object"},
