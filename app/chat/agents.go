@@ -364,7 +364,7 @@ func (a *Agents) newID(name string, others []AgentDef) string {
 		base = "agent"
 	}
 	taken := func(id string) bool {
-		return a.IsBuiltin(id) || slices.ContainsFunc(others, func(o AgentDef) bool { return o.ID == id })
+		return a.IsBuiltin(id) || slices.Contains(reservedAgentIDs, id) || slices.ContainsFunc(others, func(o AgentDef) bool { return o.ID == id })
 	}
 	id := base
 	for n := 2; taken(id); n++ {
@@ -372,6 +372,10 @@ func (a *Agents) newID(name string, others []AgentDef) string {
 	}
 	return id
 }
+
+// reservedAgentIDs are words of Settings' addresses (/settings/agents/new,
+// …/import): no agent is given one as its id.
+var reservedAgentIDs = []string{"new", "import"}
 
 // freeName is name, or name (2), (3)… when an agent has it already.
 func (a *Agents) freeName(name string, others []AgentDef) string {

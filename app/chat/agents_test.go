@@ -120,6 +120,11 @@ func TestAgentsRefuseHostileValues(t *testing.T) {
 			t.Fatalf("%q stored as %+v", name, d)
 		}
 	}
+	for _, name := range []string{"New", "import"} {
+		if d, err := a.Create(ctx, AgentDef{Name: name, Instructions: "x"}); err != nil || d.ID == "new" || d.ID == "import" {
+			t.Fatalf("%q became %+v, %v: its id is a word of Settings' addresses", name, d, err)
+		}
+	}
 	for _, c := range []struct {
 		field string
 		def   AgentDef
@@ -143,8 +148,8 @@ func TestAgentsRefuseHostileValues(t *testing.T) {
 			t.Errorf("%s %.60q: %v, want an error naming %s", c.field, c.def, err, c.field)
 		}
 	}
-	if list, _ := a.List(ctx); len(list) != 2 {
-		t.Fatalf("%d agents stored, want only the 2 good ones", len(list))
+	if list, _ := a.List(ctx); len(list) != 4 {
+		t.Fatalf("%d agents stored, want only the 4 good ones", len(list))
 	}
 }
 
