@@ -225,7 +225,7 @@ func AttachForm() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<form id=\"attach-form\" class=\"attach-form\" enctype=\"multipart/form-data\" hidden><input type=\"hidden\" name=\"attached\" data-bind:attached> <input id=\"attach-input\" type=\"file\" name=\"file\" multiple tabindex=\"-1\" accept=\"image/png,image/jpeg,image/webp,image/gif,text/*,.md,.txt,.json,.csv,.go,.py,.js,.ts,.rs,.java,.c,.h,.cpp,.rb,.sh,.yaml,.yml,.toml,.sql,.html,.css,.xml,.log\" data-on:change=\"el.files.length && @post('/files', {contentType: 'form'})\"></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<form id=\"attach-form\" class=\"attach-form\" enctype=\"multipart/form-data\" hidden><input type=\"hidden\" name=\"attached\" data-bind:attached> <input id=\"attach-input\" type=\"file\" name=\"file\" multiple tabindex=\"-1\" accept=\"image/png,image/jpeg,image/webp,image/gif,application/pdf,.pdf,text/*,.md,.txt,.json,.csv,.go,.py,.js,.ts,.rs,.java,.c,.h,.cpp,.rb,.sh,.yaml,.yml,.toml,.sql,.html,.css,.xml,.log\" data-on:change=\"el.files.length && @post('/files', {contentType: 'form'})\"></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -252,7 +252,7 @@ func AttachButton() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<button type=\"button\" id=\"attach\" class=\"btn btn-attach\" title=\"Add images or text files (or drop them here, or paste)\" aria-label=\"Add files\" data-on:click=\"document.getElementById('attach-input').click()\"><svg viewBox=\"0 0 24 24\" width=\"17\" height=\"17\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.8\" stroke-linecap=\"round\" stroke-linejoin=\"round\" aria-hidden=\"true\"><path d=\"M21.4 11.1l-9.2 9.2a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5\"></path></svg></button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<button type=\"button\" id=\"attach\" class=\"btn btn-attach\" title=\"Add images, PDFs or text files (or drop them here, or paste)\" aria-label=\"Add files\" data-on:click=\"document.getElementById('attach-input').click()\"><svg viewBox=\"0 0 24 24\" width=\"17\" height=\"17\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.8\" stroke-linecap=\"round\" stroke-linejoin=\"round\" aria-hidden=\"true\"><path d=\"M21.4 11.1l-9.2 9.2a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5\"></path></svg></button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

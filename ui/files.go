@@ -226,7 +226,13 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", f.MediaType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
-	h.Set("Content-Disposition", "inline")
+	// A browser's PDF viewer does not run in a sandbox: a PDF is saved,
+	// not shown.
+	if f.MediaType == "application/pdf" {
+		h.Set("Content-Disposition", "attachment; filename=document.pdf")
+	} else {
+		h.Set("Content-Disposition", "inline")
+	}
 	h.Set("Cache-Control", "private, max-age=31536000, immutable") // the bytes of a SHA-256 never change
 	_, _ = w.Write(f.Data)
 }

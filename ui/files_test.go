@@ -122,6 +122,14 @@ func TestAttachRoutesHostile(t *testing.T) {
 		!strings.Contains(w.Header().Get("Content-Security-Policy"), "sandbox") || !bytes.Equal(w.Body.Bytes(), img.Bytes()) {
 		t.Errorf("GET the image: %d %v", w.Code, w.Header())
 	}
+	// A PDF is saved, not shown: no browser viewer runs in the sandbox.
+	pdf, err := s.rt.PutFile(t.Context(), "application/pdf", []byte("%PDF-1.4 stand-in bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := do(h, "GET", "/files/"+pdf, nil); w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Disposition"), "attachment") {
+		t.Errorf("GET a PDF: %d %v", w.Code, w.Header())
+	}
 	for _, bad := range []string{"../../etc/passwd", strings.Repeat("A", 64), "%3Cscript%3E"} {
 		if w := do(h, "GET", "/files/"+bad, nil); w.Code == 200 {
 			t.Errorf("GET /files/%s: %d", bad, w.Code)
