@@ -33,6 +33,10 @@ type WelcomeForm struct {
 	// Agent is the one chosen ("": the built-in one).
 	Agents []AgentChoice
 	Agent  string
+	// Attached is the files added so far (the attached signal) and Files
+	// their chips, kept when a start is refused.
+	Attached string
+	Files    []Attachment
 }
 
 // Banner is what every screen says above itself: the app's mode (scripted

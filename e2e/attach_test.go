@@ -155,3 +155,27 @@ func TestAttachPickDropPaste(t *testing.T) {
 		t.Errorf("the imported chat's files: %q", got)
 	}
 }
+
+// A new chat can start with files: the welcome screen's composer takes
+// them as a chat's does, and the first message carries them.
+func TestAttachOnWelcome(t *testing.T) {
+	p := startParley(t)
+	pg := p.page("/")
+	waitJS(t, pg, `() => document.querySelector('.welcome #attach') !== null`)
+	path := filepath.Join(t.TempDir(), "diagram.png")
+	if err := os.WriteFile(path, testPNG(t, 32, 20, color.RGBA{40, 160, 90, 255}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pg.MustElement("#attach-input").MustSetFiles(path)
+	waitJS(t, pg, `() => document.querySelectorAll('#attach-chips .attach-chip').length === 1`)
+	p.Model.Push(scripted.Reply{Text: "A green diagram."})
+	pg.MustElement("#welcome-text").MustInput("explain this")
+	pg.MustElement(".welcome .btn-send").MustClick()
+	waitJS(t, pg, `() => location.pathname.startsWith('/t/')`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-user .attach-name')].map(e => e.innerText).join() === 'diagram.png'`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant .msg-body')].pop()?.innerText.includes('A green diagram.')`)
+	reqs := p.Model.Requests()
+	if !strings.Contains(string(reqs[len(reqs)-1].Body), `"image_url"`) {
+		t.Error("the first message's image did not reach the model")
+	}
+}

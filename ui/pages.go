@@ -128,7 +128,15 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	agent := r.PostFormValue("agent") // "": the built-in agent
 	form := components.WelcomeForm{Text: text, Model: cmp.Or(model, s.defaultModel()), Mode: string(mode), Agent: agent}
 	refused := func(reason string) { form.Error = reason; s.welcome(w, r, http.StatusUnprocessableEntity, form) }
-	if strings.TrimSpace(text) == "" {
+	// The files added so far, checked again (the form is the page's).
+	form.Attached = r.PostFormValue("attached")
+	form.Files = s.attachments(r, parseAttached(form.Attached))
+	files, err := s.sendFiles(r, form.Attached)
+	if err != nil {
+		refused("Not sent: " + err.Error())
+		return
+	}
+	if strings.TrimSpace(text) == "" && len(files) == 0 {
 		refused("Write a message first: a chat starts with its first message.")
 		return
 	}
@@ -159,7 +167,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, r, err)
 		return
 	}
-	if _, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, Text: text}); err != nil {
+	if _, err := s.rt.Send(ctx, agentcore.SendRequest{ThreadID: t.ID, Text: text, Files: files}); err != nil {
 		// Nothing was started: the chat would stay behind empty.
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWait)
 		defer cancel()

@@ -616,6 +616,6 @@ document.addEventListener("drop", (e) => {
   if (hasFiles(e) && attachFiles(e.dataTransfer.files)) e.preventDefault();
 });
 document.addEventListener("paste", (e) => {
-  if (!e.target.matches?.("#draft") || !e.clipboardData?.files.length) return;
+  if (!e.target.matches?.("#draft, #welcome-text") || !e.clipboardData?.files.length) return;
   if (attachFiles(e.clipboardData.files)) e.preventDefault();
 });
