@@ -179,3 +179,31 @@ func TestAttachOnWelcome(t *testing.T) {
 		t.Error("the first message's image did not reach the model")
 	}
 }
+
+// Attachments have no serious or critical accessibility violation (axe,
+// light and dark), on a sent message and in the composer, and are
+// photographed at every width (artifacts/screen-attachments-*.png).
+func TestA11yAttachments(t *testing.T) {
+	a := newAuditor(t)
+	p := startParley(t)
+	id := p.newThread()
+	pg := p.page("/t/" + id)
+	dir := t.TempDir()
+	shot, notes := filepath.Join(dir, "screenshot of the build failing.png"), filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(shot, testPNG(t, 120, 80, color.RGBA{70, 90, 200, 255}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notes, []byte("# Notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pg.MustElement("#attach-input").MustSetFiles(shot, notes)
+	waitJS(t, pg, `() => document.querySelectorAll('#attach-chips .attach-chip').length === 2`)
+	p.Model.Push(scripted.Reply{Text: "The build fails on the missing import; the notes say why."})
+	sendMsg(t, pg, "why does it fail?")
+	waitJS(t, pg, `() => document.querySelectorAll('#messages .msg-user .attach-chip').length === 2`)
+	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant .msg-body')].pop()?.innerText.includes('missing import')`)
+	pg.MustElement("#attach-input").MustSetFiles(notes)
+	waitJS(t, pg, `() => document.querySelectorAll('#attach-chips .attach-chip').length === 1`)
+	blur(pg)
+	a.screen(pg, "attachments", "")
+}
