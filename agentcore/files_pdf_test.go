@@ -16,8 +16,7 @@ var testPDF = []byte("%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\nxref\n0 1
 
 // A PDF goes to the model as the provider's document part (here OpenAI's
 // file part with a data URL, as an OpenAI-compatible server gets it), not
-// as text; to an Ollama model it is refused before anything is stored or
-// sent, naming the provider and what to do.
+// as text (an Ollama model gets its text: llm's TestPDFTextForModelsWithoutPDF).
 func TestFilesPDF(t *testing.T) {
 	rt, srv, db := newRuntimeDB(t)
 	th := thread(t, rt)
@@ -26,14 +25,6 @@ func TestFilesPDF(t *testing.T) {
 		t.Fatal(err)
 	}
 	pdf := []agentcore.Part{{Type: "file", Data: agentcore.FileURL(ref), MimeType: "application/pdf", Filename: "paper.pdf", Size: int64(len(testPDF))}}
-
-	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "summarise", Files: pdf, Model: "ollama/llama3.2"}); err == nil ||
-		err.Error() != `ollama models take no PDFs: attach the text instead of "paper.pdf", or choose another provider's model` {
-		t.Errorf("a PDF for an Ollama model: %v", err)
-	}
-	if n := len(messages(t, rt, th.ID)); n != 0 || len(srv.Requests()) != 0 {
-		t.Errorf("a refused PDF: %d messages stored, %d requests sent", n, len(srv.Requests()))
-	}
 
 	srv.Push(scripted.Reply{Text: "It is empty."})
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "summarise", Files: pdf}); err != nil {

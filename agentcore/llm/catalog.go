@@ -150,13 +150,13 @@ func Lookup(spec string) (Info, bool) {
 
 // CheckFile says why the model of spec ("provider/model") cannot be sent
 // the file named name, of mediaType, so that it is refused before anything
-// is sent: an image or a PDF to a model known to read no images (OpenAI
-// reads PDFs with its vision models only), a PDF to a provider that takes
-// none, a kind Parley sends to no model. nil when nothing says the model
-// cannot read it: text (it goes as text, with its name), and any file to a
-// model the catalog does not know, whose provider decides.
+// is sent: an image to a model known to read no images, a kind Parley
+// sends to no model. nil when nothing says the model cannot read it: text
+// (it goes as text, with its name), a PDF (a document part, or its text
+// for a provider that takes none or a model that reads no PDFs: OpenAI
+// reads them with its vision models only), and any file to a model the
+// catalog does not know, whose provider decides.
 func CheckFile(spec, name, mediaType string) error {
-	provider, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(spec)), "/")
 	mediaType, _, _ = strings.Cut(mediaType, ";")
 	info, _ := Lookup(spec)
 	switch {
@@ -166,12 +166,7 @@ func CheckFile(spec, name, mediaType string) error {
 			return fmt.Errorf("%s does not read images: choose a model that does, or remove %q", spec, name)
 		}
 	case mediaType == "application/pdf":
-		if noPDF[provider] {
-			return fmt.Errorf("%s models take no PDFs: attach the text instead of %q, or choose another provider's model", provider, name)
-		}
-		if info.NoVision {
-			return fmt.Errorf("%s does not read PDFs: choose a model that does, or remove %q", spec, name)
-		}
+		// Taken as a document part, or sent as its text (pdfAsText).
 	default:
 		return fmt.Errorf("%q is %s, which Parley sends to no model as a file", name, mediaType)
 	}

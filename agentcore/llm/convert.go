@@ -97,6 +97,15 @@ func userMessage(m Message, provider, modelID string) fantasy.Message {
 			continue
 		}
 		switch {
+		case f.MediaType == "application/pdf" && pdfAsText(provider, lookupFor(provider, modelID)):
+			text, err := pdfText(f.Data)
+			if err != nil {
+				text = fmt.Sprintf("[The attached PDF %q is not sent: %v]", f.Name, err)
+			} else {
+				text = fmt.Sprintf("<file name=%q type=\"text of a PDF\">\n%s\n</file>", f.Name, text)
+			}
+			parts = append(parts, fantasy.TextPart{Text: text})
+			continue
 		case strings.HasPrefix(f.MediaType, "text/"):
 			// fantasy sends text files in shapes providers do not read
 			// (OpenAI's file part without a data URL): text goes as text.

@@ -195,7 +195,7 @@ func TestImagePartsPerProvider(t *testing.T) {
 			`messages.#(role=="user").content`, chat(fmt.Sprintf(chatPDF, b64(testPDF)))},
 		{"ollama", "ollama/llama3.2-vision", "/v1", nil, 0, openAIAnswer,
 			`messages.#(role=="user").content`,
-			chat(fmt.Sprintf(chatText, `[The attached file "paper.pdf" is not sent: ollama models take no PDFs: attach the text instead of "paper.pdf", or choose another provider's model]`))},
+			chat(fmt.Sprintf(chatText, `[The attached PDF "paper.pdf" is not sent: its text could not be read: not a PDF file: missing %%EOF]`))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status := tc.status
@@ -290,8 +290,8 @@ func TestCheckFile(t *testing.T) {
 		{"openai/gpt-4o", "main.go", "text/plain; charset=utf-8", ""},
 		{"ollama/llama3.2", "main.go", "text/plain; charset=utf-8", ""},
 		{"openai/o3-mini", "shot.png", "image/png", `openai/o3-mini does not read images: choose a model that does, or remove "shot.png"`},
-		{"openai/o3-mini", "paper.pdf", "application/pdf", `openai/o3-mini does not read PDFs: choose a model that does, or remove "paper.pdf"`},
-		{"ollama/llama3.2", "paper.pdf", "application/pdf", `ollama models take no PDFs: attach the text instead of "paper.pdf", or choose another provider's model`},
+		{"openai/o3-mini", "paper.pdf", "application/pdf", ""},  // its text goes (pdfAsText)
+		{"ollama/llama3.2", "paper.pdf", "application/pdf", ""}, // its text goes (pdfAsText)
 		{"anthropic/claude-sonnet-4-5", "song.mp3", "audio/mpeg", `"song.mp3" is audio/mpeg, which Parley sends to no model as a file`},
 	} {
 		err := CheckFile(tc.spec, tc.name, tc.mediaType)
