@@ -285,22 +285,26 @@ func listMessages(rows *sql.Rows, err error) ([]agentcore.Message, error) {
 
 func scanMessage(s scanner) (agentcore.Message, error) {
 	var m agentcore.Message
-	var content []byte
+	// Scanned into a string, the content is the driver's own copy of it;
+	// into a []byte, database/sql would copy it once more. It is only
+	// read while it is decoded.
+	var content string
 	var created int64
 	if err := s.Scan(&m.ID, &m.ThreadID, &m.ResourceID, &m.Seq, &m.Role, &content, &m.Status, &m.RunID,
 		&created, &m.Type, &m.ParentID, &m.Active); err != nil {
 		return agentcore.Message{}, err
 	}
-	if err := decodeContent(content, &m.Content); err != nil {
+	if err := decodeContent(unsafe.Slice(unsafe.StringData(content), len(content)), &m.Content); err != nil {
 		return agentcore.Message{}, fmt.Errorf("message %s content: %w", m.ID, err)
 	}
 	m.CreatedAt = fromMS(created)
 	return m, nil
 }
 
-// decodeContent reads stored content into c (encodeContent).
+// decodeContent reads stored content into c (encodeContent); b is not
+// changed nor kept.
 func decodeContent(b []byte, c *agentcore.Content) error {
-	if err := json.Unmarshal(b, c); err != nil {
+	if err := decodeSpliced(b, c, spliceFrom); err != nil {
 		return err
 	}
 	if c.Content == "" {
