@@ -113,6 +113,10 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
+	if s, ok := v.(streamedJSON); ok {
+		_ = s.writeJSON(w)
+		return
+	}
 	_ = json.NewEncoder(w).Encode(v)
 }
 

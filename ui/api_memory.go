@@ -246,7 +246,8 @@ func treeParam(r *http.Request) (bool, error) {
 // branch the chat shows, what the model reads. With ?tree=true (Parley's
 // own) it lists every message of every branch, parents before their
 // children, each with parentId and active. uiMessages is null, as Mastra
-// sends it when reading storage directly.
+// sends it when reading storage directly. The body is written message by
+// message (messageList).
 func (s *Server) apiListMessages(r *http.Request) (any, error) {
 	tree, err := treeParam(r)
 	if err != nil {
@@ -271,7 +272,7 @@ func (s *Server) apiListMessages(r *http.Request) (any, error) {
 	}
 	// The reply being written is newer in memory than in the store.
 	live, running := s.rt.Live(t.ID)
-	out := make([]apiMessage, 0, hi-lo)
+	list := messageList{msgs: make([]contentMessage, 0, hi-lo), page: p}
 	for _, m := range msgs[lo:hi] {
 		writing := running && m.ID == live.MessageID
 		if writing {
@@ -283,26 +284,16 @@ func (s *Server) apiListMessages(r *http.Request) (any, error) {
 		}
 		status := apiStatus(m, writing)
 		m.Content = withStatus(m.Content, status)
-		out = append(out, apiMessage{m, typ, status})
-	}
-	if tree {
-		nodes := make([]apiTreeMessage, 0, len(out))
-		for _, m := range out {
-			n := apiTreeMessage{apiMessage: m, Active: m.Active}
-			if m.ParentID != "" {
-				n.ParentID = &m.ParentID
-			}
-			nodes = append(nodes, n)
+		am := apiMessage{m, typ, status}
+		if !tree {
+			list.msgs = append(list.msgs, &am)
+			continue
 		}
-		return struct {
-			Messages   []apiTreeMessage `json:"messages"`
-			UIMessages []any            `json:"uiMessages"`
-			page
-		}{nodes, nil, p}, nil
+		n := apiTreeMessage{apiMessage: am, Active: m.Active}
+		if m.ParentID != "" {
+			n.ParentID = &am.ParentID
+		}
+		list.msgs = append(list.msgs, &n)
 	}
-	return struct {
-		Messages   []apiMessage `json:"messages"`
-		UIMessages []any        `json:"uiMessages"`
-		page
-	}{out, nil, p}, nil
+	return list, nil
 }
