@@ -84,10 +84,22 @@ func writeMessage(w *bufio.Writer, m contentMessage, from int) error {
 	if err != nil {
 		return writeMarshalled(w, m)
 	}
-	// Where each marker is; a marker anywhere else (the message held one
-	// of its own) and the message is encoded the ordinary way.
-	type piece struct{ at, end, big int }
-	var pieces []piece
+	pieces, ok := splicedPieces(b, big)
+	if !ok {
+		return writeMarshalled(w, m)
+	}
+	return writeSpliced(w, b, big, pieces)
+}
+
+// splicePiece is where a marker is in JSON, and which big value it
+// stands for.
+type splicePiece struct{ at, end, big int }
+
+// splicedPieces are the markers of b, JSON with a marker in place of each
+// of big; false when they are not each of big's once (a value held a
+// marker of its own): then the caller encodes the ordinary way.
+func splicedPieces(b []byte, big []bigValue) ([]splicePiece, bool) {
+	var pieces []splicePiece
 	used := make([]bool, len(big))
 	for at := 0; ; {
 		j := bytes.Index(b[at:], []byte(apiQuotedMark))
@@ -98,20 +110,23 @@ func writeMessage(w *bufio.Writer, m contentMessage, from int) error {
 		k := at + len(apiQuotedMark)
 		e := bytes.Index(b[k:], []byte(`\u0000"`))
 		if e < 0 {
-			return writeMarshalled(w, m)
+			return nil, false
 		}
 		i, err := strconv.Atoi(string(b[k : k+e]))
 		if err != nil || i < 0 || i >= len(big) || used[i] {
-			return writeMarshalled(w, m)
+			return nil, false
 		}
 		used[i] = true
 		end := k + e + len(`\u0000"`)
-		pieces = append(pieces, piece{at, end, i})
+		pieces = append(pieces, splicePiece{at, end, i})
 		at = end
 	}
-	if len(pieces) != len(big) {
-		return writeMarshalled(w, m)
-	}
+	return pieces, len(pieces) == len(big)
+}
+
+// writeSpliced writes b with big's values where pieces says their markers
+// are.
+func writeSpliced(w *bufio.Writer, b []byte, big []bigValue, pieces []splicePiece) error {
 	last := 0
 	for _, p := range pieces {
 		w.Write(b[last:p.at])
@@ -122,7 +137,7 @@ func writeMessage(w *bufio.Writer, m contentMessage, from int) error {
 		}
 		last = p.end
 	}
-	_, err = w.Write(b[last:])
+	_, err := w.Write(b[last:])
 	return err
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -1041,16 +1042,15 @@ func (s *Server) writeChunks(rw http.ResponseWriter, run *apiRun) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
+	bw := bufio.NewWriterSize(w, apiWriteChunk)
 	for e := range run.events {
 		for _, c := range run.chunks(e) {
-			data, err := json.Marshal(c)
-			if err != nil {
+			if err := writeChunk(bw, c, apiSpliceFrom); err != nil {
 				s.log.Error("encode stream chunk", "type", c.Type, "err", err)
-				continue
 			}
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-				return // the client is gone; a run on a thread goes on
-			}
+		}
+		if bw.Flush() != nil {
+			return // the client is gone; a run on a thread goes on
 		}
 		_ = rc.Flush()
 	}
