@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -222,11 +221,13 @@ func sameInvocation(a, b agentcore.ToolInvocation) bool {
 }
 
 // writeQuotedHTML writes s as encoding/json encodes a string (HTML
-// escaped), apiWriteChunk at a time: each piece is encoded by
-// encoding/json, cut where no character, valid or not, spans the cut.
+// escaped), apiWriteChunk at a time through one reused buffer
+// (appendQuotedHTML), cut where no character, valid or not, spans the cut.
+// Not through encoding/json's own encoder: its buffers come from a
+// sync.Pool, which the race detector empties at random, so the bound on
+// what a big reply allocates would hold only outside -race.
 func writeQuotedHTML(w *bufio.Writer, s string) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := make([]byte, 0, apiWriteChunk+apiWriteChunk/8)
 	w.WriteByte('"')
 	for len(s) > 0 {
 		n := min(len(s), apiWriteChunk)
@@ -235,18 +236,62 @@ func writeQuotedHTML(w *bufio.Writer, s string) error {
 		for k := 0; n < len(s) && k < utf8.UTFMax-1 && !utf8.RuneStart(s[n]); k++ {
 			n++
 		}
-		buf.Reset()
-		if err := enc.Encode(s[:n]); err != nil {
-			return err
-		}
-		b := buf.Bytes()
-		if len(b) < 3 || b[0] != '"' || !bytes.HasSuffix(b, []byte("\"\n")) {
-			return errors.New("write a text: unexpected encoding")
-		}
-		w.Write(b[1 : len(b)-2])
+		buf = appendQuotedHTML(buf[:0], s[:n])
+		w.Write(buf)
 		s = s[n:]
 	}
 	return w.WriteByte('"')
+}
+
+// appendQuotedHTML appends the inside of s as encoding/json quotes a
+// string with HTML escaping: \" and \\, the short escapes \b \f \n \r \t,
+// \u00XX for the other control bytes and for <, > and &, \ufffd for each
+// byte of invalid UTF-8, \u2028 and \u2029 (FuzzWriteMessage compares
+// it with encoding/json's output).
+func appendQuotedHTML(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	return append(dst, s[start:]...)
 }
 
 // writeCompactHTML writes raw, valid JSON, as encoding/json writes a

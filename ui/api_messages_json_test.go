@@ -200,3 +200,21 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	*c += countingWriter(len(p))
 	return len(p), nil
 }
+
+// appendQuotedHTML is encoding/json's string quoting, byte for byte.
+func TestAppendQuotedHTMLAsMarshal(t *testing.T) {
+	var all strings.Builder
+	for b := range 256 {
+		all.WriteByte(byte(b))
+	}
+	for _, s := range []string{"", "plain", all.String(), "\u2028\u2029 line seps", "<script>&'\"\\", "\x7f del", "café ☕ 𝄞",
+		"\xff\xfe broken \xc3", "\xe2\x80", "tab\tnl\ncr\rbs\bff\f"} {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendQuotedHTML([]byte{'"'}, s); string(append(got, '"')) != string(want) {
+			t.Errorf("%q: got %s, want %s", s, append(got, '"'), want)
+		}
+	}
+}
