@@ -17,7 +17,9 @@ import (
 // waitTitle waits until the thread's title is want.
 func waitTitle(t *testing.T, rt *agentcore.Runtime, id, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: under -race on a loaded machine a long reply takes seconds
+	// to stream before the title is asked for.
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		th, err := rt.GetThread(t.Context(), id)
 		if err == nil && th.Title == want {
@@ -167,7 +169,7 @@ func TestAutoTitleReadsOnlyTheFirstUserMessage(t *testing.T) {
 	rt.AutoTitle = true
 	srv.SetTitles(func(scripted.Request) string { return "Long answer" })
 	th := thread(t, rt)
-	srv.Push(scripted.Reply{Text: strings.Repeat("a long reply ", 1<<16)})
+	srv.Push(scripted.Reply{Text: strings.Repeat("a long reply ", 1<<12)}) // 53 KB: far over what the title may read
 	if _, err := rt.Send(t.Context(), agentcore.SendRequest{ThreadID: th.ID, Text: "Write it all out",
 		Earlier: []agentcore.Message{{Role: agentcore.RoleAssistant, Content: agentcore.TextContent("Welcome back.")}}}); err != nil {
 		t.Fatal(err)
