@@ -1,6 +1,7 @@
 package agentcore_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"iter"
@@ -147,6 +148,7 @@ func vmKiB(tb testing.TB, field string) int {
 type pieceModel struct {
 	text, args string
 	calls      int
+	piece      int // bytes per delta; 0: 16
 }
 
 func (m *pieceModel) Spec() string { return "test/pieces" }
@@ -163,8 +165,9 @@ func (m *pieceModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.
 		} else if m.args != "" {
 			s = "kept"
 		}
-		for i := 0; i < len(s); i += 16 {
-			if !yield(llm.Part{Type: typ, ToolCallID: "big", Text: s[i:min(i+16, len(s))]}, nil) {
+		piece := cmp.Or(m.piece, 16)
+		for i := 0; i < len(s); i += piece {
+			if !yield(llm.Part{Type: typ, ToolCallID: "big", Text: s[i:min(i+piece, len(s))]}, nil) {
 				return
 			}
 		}

@@ -543,11 +543,18 @@ func (rt *Runtime) run(ctx context.Context, l *liveRun, start func(history []Mes
 	}
 	l.options.apply(&opts)
 	opts.shareBuffers = true // l's builder keeps views of the run's text and arguments
+	streamed, loosen := 0, func() {}
+	defer func() { loosen() }() // after finish: the final write is done with the collector still tight
 	for e := range start(history, opts) {
 		e.MessageID = l.messageID()
 		if e.Terminal() {
 			last = e
 			break
+		}
+		if streamed < tightFrom {
+			if streamed += len(e.Text); streamed >= tightFrom {
+				loosen = tightenGC()
+			}
 		}
 		changed := l.apply(e)
 		e.soFar = "" // the bus holds events: none holds the run's buffer
