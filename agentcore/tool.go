@@ -320,6 +320,21 @@ func validate(s *jsonschema.Schema, doc json.RawMessage) error {
 // the whole document, grown by doubling: three times a big argument's
 // size); a document Unmarshal refuses goes to the Decoder, for its error.
 func decodeInput(doc json.RawMessage) (any, error) {
+	if s, ok := spliceInput(doc); ok {
+		// Its big strings decoded once each (bigjson.go); anything
+		// unusual is decoded again the ordinary way.
+		if v, err := decodePlain(s.small); err == nil {
+			r := newInputRestorer(s)
+			if v = r.value(v); r.done() {
+				return v, nil
+			}
+		}
+	}
+	return decodePlain(doc)
+}
+
+// decodePlain is decodeInput without taking out the big strings.
+func decodePlain(doc json.RawMessage) (any, error) {
 	if !hasNumber(doc) {
 		var v any
 		if json.Unmarshal(doc, &v) == nil {

@@ -30,6 +30,10 @@ func NewTool[I, O any](id, description string, execute func(ctx context.Context,
 		OutputSchema: SchemaOf[O](),
 		Execute: func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error) {
 			var in I
+			if decodeTyped(input, &in) {
+				return execute(ctx, in, tc)
+			}
+			in = *new(I)
 			if err := json.Unmarshal(input, &in); err != nil {
 				// JSON Schema takes 1.0 and 1e2 for integers; encoding/json
 				// does not. Spelled as integers, they decode.
@@ -40,6 +44,19 @@ func NewTool[I, O any](id, description string, execute func(ctx context.Context,
 			return execute(ctx, in, tc)
 		},
 	}
+}
+
+// decodeTyped decodes a big input into *in with its big strings decoded
+// once each (bigjson.go); false when the input has none, or when anything
+// is unusual, and the ordinary decode should be made instead.
+func decodeTyped[I any](input json.RawMessage, in *I) bool {
+	s, ok := spliceInput(input)
+	if !ok || json.Unmarshal(s.small, in) != nil {
+		return false
+	}
+	r := newInputRestorer(s)
+	r.typed(reflect.ValueOf(in).Elem())
+	return r.done()
 }
 
 // SchemaOf derives a JSON Schema from a Go type. Struct fields are named by

@@ -127,12 +127,12 @@ func editFile(ctx context.Context, ws *Workspace, in EditInput) (EditOutput, err
 			after = strings.Replace(content, old, repl, 1)
 		}
 	}
-	if err := writeAtomic(abs, []byte(after)); err != nil {
+	if err := writeAtomic(abs, after); err != nil {
 		return EditOutput{}, fmt.Errorf("write %s: %w", rel, err)
 	}
 	out := EditOutput{Path: rel, Replacements: n, Created: content == ""}
 	out.Before, out.BeforeTruncated = diffText(data)
-	out.After, out.AfterTruncated = diffText([]byte(after))
+	out.After, out.AfterTruncated = diffText(after)
 	return out, nil
 }
 

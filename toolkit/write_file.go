@@ -78,12 +78,12 @@ func WriteFileTool(ws *Workspace, allow func(rel string) error) *agentcore.Tool 
 			case !errors.Is(err, fs.ErrNotExist):
 				return WriteOutput{}, fmt.Errorf("stat %s: %w", rel, err)
 			}
-			if err := writeAtomic(abs, []byte(in.Content)); err != nil {
+			if err := writeAtomic(abs, in.Content); err != nil { // not a []byte of it: a copy of the whole content
 				return WriteOutput{}, fmt.Errorf("write %s: %w", rel, err)
 			}
 			out := WriteOutput{Path: rel, Bytes: len(in.Content), Created: fi == nil}
 			out.Before, out.BeforeTruncated = diffText(before)
-			out.After, out.AfterTruncated = diffText([]byte(in.Content))
+			out.After, out.AfterTruncated = diffText(in.Content)
 			return out, nil
 		})
 	t.ToModelOutput = writeModelOutput
@@ -105,15 +105,23 @@ func writeModelOutput(out any) agentcore.ModelOutput {
 
 // diffText is data as text for the UI's diff, cut at maxDiffBytes on a
 // rune boundary; cut reports whether it was.
-func diffText(data []byte) (text string, cut bool) {
-	if len(data) <= maxDiffBytes {
-		return string(data), false
+func diffText[T string | []byte](data T) (text string, cut bool) {
+	n := len(data)
+	if n > maxDiffBytes {
+		n, cut = maxDiffBytes, true
+		for n > 0 && !utf8.RuneStart(data[n]) {
+			n--
+		}
 	}
-	n := maxDiffBytes
-	for n > 0 && !utf8.RuneStart(data[n]) {
-		n--
+	// A copy: the result outlives the call, and a string's text may be
+	// a whole file's content, which the result must not hold on to.
+	switch d := any(data[:n]).(type) {
+	case string:
+		return strings.Clone(d), cut
+	case []byte:
+		return string(d), cut
 	}
-	return string(data[:n]), true
+	return "", cut
 }
 
 // readPrefix reads at most n bytes of the regular file abs, as readHead
@@ -133,7 +141,7 @@ func readPrefix(ctx context.Context, abs string, n int64) ([]byte, error) {
 
 // writeAtomic writes data to a temporary file beside abs and renames it
 // over abs: a reader (or a crash) never sees half a file.
-func writeAtomic(abs string, data []byte) error {
+func writeAtomic[T string | []byte](abs string, data T) error {
 	dir := filepath.Dir(abs)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -148,7 +156,7 @@ func writeAtomic(abs string, data []byte) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op once renamed
-	if _, err := f.Write(data); err != nil {
+	if err := writeAll(f, data); err != nil {
 		f.Close()
 		return err
 	}
@@ -160,4 +168,17 @@ func writeAtomic(abs string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, abs)
+}
+
+// writeAll writes data to f; a string is written as it is (os.File's
+// WriteString), not copied into a []byte first.
+func writeAll[T string | []byte](f *os.File, data T) error {
+	var err error
+	switch d := any(data).(type) {
+	case string:
+		_, err = f.WriteString(d)
+	case []byte:
+		_, err = f.Write(d)
+	}
+	return err
 }
