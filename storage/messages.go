@@ -96,6 +96,11 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 		return fmt.Errorf("update message %s: encode content: %w", id, err)
 	}
 	defer release()
+	if s != agentcore.StatusStreaming && len(content) >= trimFrom {
+		// Last: what SQLite freed of the reply's record, its search entry
+		// and the streaming writes before it goes back to the system.
+		defer trimSQLiteMemory()
+	}
 	// The driver copies the text while it executes: the JSON is not copied
 	// into a Go string first (a whole reply's worth on every write), and
 	// is released once the UPDATE has run.
@@ -230,6 +235,7 @@ func (db *DB) DeleteMessage(ctx context.Context, id string) error {
 
 // GetMessage returns the message with id.
 func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, error) {
+	defer trimIfRead()
 	m, err := scanMessage(db.reader.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, id))
 	if err != nil {
 		return agentcore.Message{}, fmt.Errorf("get message %s: %w", id, notFound(err))
@@ -259,6 +265,7 @@ func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.Mes
 	if q.BeforeSeq > 0 {
 		before = q.BeforeSeq
 	}
+	defer trimIfRead() // once the rows are closed
 	out, err := listMessages(db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, before, sqlLimit(q.Limit)))
 	if err != nil {
 		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
@@ -293,6 +300,9 @@ func scanMessage(s scanner) (agentcore.Message, error) {
 	if err := s.Scan(&m.ID, &m.ThreadID, &m.ResourceID, &m.Seq, &m.Role, &content, &m.Status, &m.RunID,
 		&created, &m.Type, &m.ParentID, &m.Active); err != nil {
 		return agentcore.Message{}, err
+	}
+	if len(content) >= trimFrom {
+		bigRead.Store(true)
 	}
 	if err := decodeContent(unsafe.Slice(unsafe.StringData(content), len(content)), &m.Content); err != nil {
 		return agentcore.Message{}, fmt.Errorf("message %s content: %w", m.ID, err)
