@@ -39,8 +39,8 @@ func tightenGC() (loosen func()) {
 	gcPace.mu.Lock()
 	if gcPace.runs == 0 {
 		prev := setGCPercent(tightGCPercent)
-		if prev >= 0 && prev < tightGCPercent {
-			setGCPercent(prev) // already tighter (GOGC set by the user)
+		if prev < tightGCPercent {
+			setGCPercent(prev) // GOGC set by the user: already tighter, or off (a memory limit rules)
 		}
 		gcPace.prev = prev
 	}
