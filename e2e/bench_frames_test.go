@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,13 +23,20 @@ import (
 // and the DOM's size. It runs with -bench when PARLEY_FRAMES names the
 // cases (text, code; e.g. PARLEY_FRAMES=text,code), and writes a Chrome
 // trace of each case to PARLEY_FRAMES_TRACE.<case>.json when that is set
-// (open it in chrome://tracing or Perfetto for the breakdown of a task).
+// (open it in chrome://tracing or Perfetto for the breakdown of a task),
+// with the trace categories in PARLEY_FRAMES_TRACE_MORE added (e.g.
+// disabled-by-default-devtools.timeline.invalidationTracking, to see what
+// a style pass was made to recalculate). PARLEY_FRAMES_KIB sets the text's
+// size (1024 by default).
 //
 // Without them (make test) it streams 8 KiB of text through the same
 // observers and checks they recorded the stream, so the diagnostic is
 // known to work when it is needed.
 func TestBenchLongFrames(t *testing.T) {
 	cases, size := os.Getenv("PARLEY_FRAMES"), 1<<20
+	if kib, err := strconv.Atoi(os.Getenv("PARLEY_FRAMES_KIB")); err == nil && kib > 0 {
+		size = kib << 10
+	}
 	diagnose := *benchFlag && cases != ""
 	var s target
 	if diagnose {
@@ -66,18 +74,20 @@ func TestBenchLongFrames(t *testing.T) {
 		fmt.Println(which, "longest frames", pg.MustEval(`() => JSON.stringify(window.__loaf.sort((a,b)=>b.dur-a.dur).slice(0,6), null, 1)`).String())
 		fmt.Println(which, "scripts and rendering summed", pg.MustEval(`() => JSON.stringify(Object.entries(window.__agg).filter(([k,v]) => v.dur > 30).map(([k,v]) => k + ' n=' + v.n + ' dur=' + Math.round(v.dur) + ' forced=' + Math.round(v.forced)), null, 1)`).String())
 		fmt.Println(which, "long tasks", pg.MustEval(`() => { const l = window.__long.sort((a,b)=>b-a); return JSON.stringify({n: l.length, top: l.slice(0, 10).map(Math.round)}) }`).String())
+		fmt.Println(which, "long tasks at (ms from the send:duration)", pg.MustEval(`() => window.__longAt.join(' ')`).String())
 		fmt.Println(which, "elements every 2 s", pg.MustEval(`() => JSON.stringify(window.__nodes)`).String())
 		closePage()
 	}
 }
 
 // observeFrames records, in the page, from window.__go on: long tasks
-// (__long), Long Animation Frames over 40 ms with their scripts (__loaf),
+// (__long, and __longAt: when each began), Long Animation Frames over 40 ms with their scripts (__loaf),
 // every frame's scripts and rendering summed by source (__agg), and the
 // element count every 2 s (__nodes).
 const observeFrames = `() => {
 	window.__loaf = []; window.__long = []; window.__agg = {};
-	new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.startTime > window.__go) window.__long.push(e.duration) }).observe({type: 'longtask', buffered: true});
+	window.__longAt = [];
+	new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.startTime > window.__go) { window.__long.push(e.duration); window.__longAt.push(Math.round(e.startTime - window.__go) + ':' + Math.round(e.duration)) } }).observe({type: 'longtask', buffered: true});
 	new PerformanceObserver(list => { for (const e of list.getEntries()) {
 		for (const s of e.scripts) { const k = s.invoker + ' ' + s.sourceURL.slice(-12) + ':' + s.sourceCharPosition; const a = window.__agg[k] ||= {n:0, dur:0, forced:0}; a.n++; a.dur += s.duration; a.forced += s.forcedStyleAndLayoutDuration }
 		const a = window.__agg['(render)'] ||= {n:0, dur:0, forced:0}; if (e.renderStart) { a.n++; a.dur += e.startTime + e.duration - e.renderStart; a.forced += e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0 }
@@ -105,8 +115,12 @@ func startTrace(t *testing.T, pg *rod.Page, path string) func() {
 		}
 		mu.Unlock()
 	}, func(e *proto.TracingTracingComplete) bool { close(done); return true })()
+	categories := []string{"devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "blink", "toplevel", "blink.user_timing", "v8.execute", "disabled-by-default-v8.gc"}
+	if more := os.Getenv("PARLEY_FRAMES_TRACE_MORE"); more != "" {
+		categories = append(categories, strings.Split(more, ",")...)
+	}
 	err := proto.TracingStart{TransferMode: proto.TracingStartTransferModeReportEvents,
-		TraceConfig: &proto.TracingTraceConfig{IncludedCategories: []string{"devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "blink", "toplevel", "blink.user_timing", "v8.execute", "disabled-by-default-v8.gc"}}}.Call(b)
+		TraceConfig: &proto.TracingTraceConfig{IncludedCategories: categories}}.Call(b)
 	if err != nil {
 		t.Fatal(err)
 	}

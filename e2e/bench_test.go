@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -136,6 +137,8 @@ var benchRates = []int{1000, 2000, 5000, 10000, 20000}
 // on screen for a run to pass.
 const endLagLimit = 100 // ms
 
+// PARLEY_TTS_RATES=50 runs only the 50 tok/s part (any other list: only
+// those rates of the end-lag part), for measuring while working on it.
 func TestBenchTokenToScreen(t *testing.T) {
 	if !*benchFlag {
 		// The short pass: every token of a fast stream reaches the screen.
@@ -147,6 +150,21 @@ func TestBenchTokenToScreen(t *testing.T) {
 	model := newModel(t)
 	parley := startParleyProcess(t, t.TempDir(), model)
 	floor := startFloor(t, model)
+	slow, rates := true, benchRates
+	if only := os.Getenv("PARLEY_TTS_RATES"); only != "" {
+		slow, rates = false, nil
+		for _, r := range strings.Split(only, ",") {
+			n, err := strconv.Atoi(r)
+			if err != nil {
+				t.Fatalf("PARLEY_TTS_RATES: %v", err)
+			}
+			if n == 50 {
+				slow = true
+			} else {
+				rates = append(rates, n)
+			}
+		}
+	}
 	var p99 [2]float64
 	for k, s := range []target{parley, floor} {
 		name := func(n string) string {
@@ -155,18 +173,26 @@ func TestBenchTokenToScreen(t *testing.T) {
 			}
 			return n
 		}
-		var p50s, p99s []float64
-		for range benchRuns {
-			r := streamTokens(t, s, 50, 250) // 5 s at 50 tok/s
-			p50s = append(p50s, percentile(r.delays, 50))
-			p99s = append(p99s, percentile(r.delays, 99))
+		if slow {
+			var p50s, p99s []float64
+			for range benchRuns {
+				r := streamTokens(t, s, 50, 250) // 5 s at 50 tok/s
+				if os.Getenv("PARLEY_TTS_WORST") != "" {
+					fmt.Println(name("worst tokens at 50 tok/s"), worstTokens(r.delays, 6))
+				}
+				p50s = append(p50s, percentile(r.delays, 50))
+				p99s = append(p99s, percentile(r.delays, 99))
+			}
+			printStats(name("token_to_screen_p50_at_50tps"), p50s, "%.2f ms")
+			printStats(name("token_to_screen_p99_at_50tps"), p99s, "%.2f ms")
+			p99[k] = percentile(p99s, 50)
 		}
-		printStats(name("token_to_screen_p50_at_50tps"), p50s, "%.2f ms")
-		printStats(name("token_to_screen_p99_at_50tps"), p99s, "%.2f ms")
-		p99[k] = percentile(p99s, 50)
+		if len(rates) == 0 {
+			continue
+		}
 
 		best, passing := 0, true
-		for _, rate := range benchRates {
+		for _, rate := range rates {
 			var lags, ends99, cpus []float64
 			for range benchRuns {
 				r := streamTokens(t, s, rate, rate) // a full second
@@ -185,7 +211,24 @@ func TestBenchTokenToScreen(t *testing.T) {
 		fmt.Printf("BENCH %s %d tok/s (all %d runs within %d ms, at every lower rate too)\n",
 			name("max_tokps_complete_within_100ms"), best, benchRuns, endLagLimit)
 	}
-	fmt.Printf("BENCH token_to_screen_p99_at_50tps_vs_floor %.2f x (medians)\n", p99[0]/p99[1])
+	if slow {
+		fmt.Printf("BENCH token_to_screen_p99_at_50tps_vs_floor %.2f x (medians)\n", p99[0]/p99[1])
+	}
+}
+
+// worstTokens is "index:delay" of the n slowest tokens, slowest first
+// (PARLEY_TTS_WORST=1 prints them for each run at 50 tok/s).
+func worstTokens(delays []float64, n int) string {
+	idx := make([]int, len(delays))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return int(math.Copysign(1, delays[b]-delays[a])) })
+	var out []string
+	for _, i := range idx[:min(n, len(idx))] {
+		out = append(out, fmt.Sprintf("%d:%.1f", i, delays[i]))
+	}
+	return strings.Join(out, " ")
 }
 
 // printStats prints the median and the worst (the largest) of runs as
@@ -293,6 +336,10 @@ func chunks(s string, n int) []string {
 // A large write_file streamed in small deltas keeps the page responsive and
 // costs the server about what streaming the same bytes as text does; the
 // floor is the same bytes relayed as bare Datastar patches.
+//
+// PARLEY_LARGE_CASES (e.g. text or text,floor) runs only the cases it names
+// of write_file, text, code and floor, each PARLEY_LARGE_RUNS times (1 by
+// default), for measuring one of them while working on it.
 func TestBenchLargeWritePreview(t *testing.T) {
 	if !*benchFlag {
 		streamWrite(t, startParley(t).target(), codeText(64<<10), false)
@@ -301,6 +348,31 @@ func TestBenchLargeWritePreview(t *testing.T) {
 	model := newModel(t)
 	parley := startParleyProcess(t, t.TempDir(), model)
 	floor := startFloor(t, model)
+	if cases := os.Getenv("PARLEY_LARGE_CASES"); cases != "" {
+		runs, _ := strconv.Atoi(os.Getenv("PARLEY_LARGE_RUNS"))
+		for range max(1, runs) {
+			for _, c := range strings.Split(cases, ",") {
+				var cpu time.Duration
+				var long float64
+				switch c {
+				case "write_file":
+					cpu, long = streamWrite(t, parley, codeText(1<<20), false)
+				case "text":
+					cpu, long = streamWrite(t, parley, markdownText(1<<20), true)
+				case "code":
+					c = "code_block"
+					cpu, long = streamWrite(t, parley, codeText(1<<20), true)
+				case "floor":
+					cpu, long = streamWrite(t, floor, markdownText(1<<20), true)
+				default:
+					t.Fatalf("PARLEY_LARGE_CASES: no case %q", c)
+				}
+				fmt.Printf("BENCH %s_1mib_16b_server_cpu %.0f ms\n", c, ms(cpu))
+				fmt.Printf("BENCH %s_1mib_longest_main_thread_task %.0f ms\n", c, long)
+			}
+		}
+		return
+	}
 	toolCPU, toolLong := streamWrite(t, parley, codeText(1<<20), false)
 	textCPU, textLong := streamWrite(t, parley, markdownText(1<<20), true)
 	codeCPU, codeLong := streamWrite(t, parley, codeText(1<<20), true)

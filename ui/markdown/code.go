@@ -119,7 +119,7 @@ func highlight(lang, code string) string {
 	if lexer == nil {
 		return html.EscapeString(code)
 	}
-	tokens, err := lexer.Tokenise(nil, code)
+	tokens, err := lexer.tokenise(code)
 	if err != nil {
 		return html.EscapeString(code)
 	}
@@ -228,18 +228,35 @@ func tokenClass(t chroma.TokenType) string {
 	return chroma.StandardTypes[t]
 }
 
+// codeLexer is the lexer of a fence's language: chroma's, run by
+// quickLexer when it is a plain RegexLexer.
+type codeLexer struct {
+	quick  *quickLexer
+	chroma chroma.Lexer
+}
+
+// tokenise is chroma.Coalesce(lexer).Tokenise(nil, code): coalesced
+// tokens, fewer and longer spans.
+func (l *codeLexer) tokenise(code string) (chroma.Iterator, error) {
+	if l.quick != nil {
+		return coalesce(l.quick.Tokenise(code)), nil
+	}
+	return chroma.Coalesce(l.chroma).Tokenise(nil, code)
+}
+
 // lexerFor memoises lexers.Get: for a name that is no lexer's name or alias
 // it tries every lexer's filename globs, which takes milliseconds.
-func lexerFor(lang string) chroma.Lexer {
+func lexerFor(lang string) *codeLexer {
 	if lang == "" {
 		return nil
 	}
 	if l, ok := lexerMemo.get(lang); ok {
 		return l
 	}
-	l := lexers.Get(lang)
-	if l != nil {
-		l = chroma.Coalesce(l) // fewer, longer spans
+	var l *codeLexer
+	if cl := lexers.Get(lang); cl != nil {
+		l = &codeLexer{chroma: cl}
+		l.quick, _ = newQuickLexer(cl)
 	}
 	lexerMemo.put(lang, l, 1)
 	return l
@@ -251,7 +268,7 @@ var (
 	highlighted = memo[string]{max: 8 << 20}
 	// lexerMemo holds lexers by fence language, nil for unknown ones. Real
 	// language names are few; the bound only stops junk from piling up.
-	lexerMemo = memo[chroma.Lexer]{max: 1024}
+	lexerMemo = memo[*codeLexer]{max: 1024}
 )
 
 // memo is a concurrency-safe map bounded by the summed cost of its entries.
