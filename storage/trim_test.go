@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"parley/agentcore"
@@ -38,5 +40,32 @@ func TestBigReplyMemoryHandedBack(t *testing.T) {
 	}
 	if left := settled() - before; left > size {
 		t.Errorf("writing and reading a reply of %d MiB left %d MiB resident", size>>20, left>>20)
+	}
+}
+
+// trim_linux.go reaches libc's allocator and its lock by name: their
+// types are checked only by the linker's name, not by the compiler. So the
+// libc and memory modules must be the versions that file was checked
+// against; an upgrade fails here until trim_linux.go is read against the
+// new libc (libc_musl.go's allocator and allocatorMu) and this list is
+// brought along.
+func TestTrimLinknameVersions(t *testing.T) {
+	if !libcTrims {
+		t.Skip("trim_linux.go is not built here")
+	}
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, v := range map[string]string{"modernc.org/libc": "v1.80.1", "modernc.org/memory": "v1.12.1"} {
+		got := ""
+		for _, line := range strings.Split(string(mod), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == path {
+				got = f[1]
+			}
+		}
+		if got != v {
+			t.Errorf("go.mod requires %s %q: trim_linux.go's go:linkname was checked against %s; read it again against the new version", path, got, v)
+		}
 	}
 }
