@@ -190,6 +190,17 @@ async function replyText(src) {
   return res.text();
 }
 
+// Fork posts the page's one form to the message's fork URL: the browser
+// goes to the new chat, as a form of its own would take it (components'
+// MessageTree says why there is none).
+document.addEventListener("click", (e) => {
+  const btn = e.target.closest?.("button.msg-fork[data-fork]");
+  const form = document.getElementById("fork-form");
+  if (!btn || !form) return;
+  form.action = btn.dataset.fork;
+  form.requestSubmit();
+});
+
 document.addEventListener("click", async (e) => {
   const btn = e.target.closest?.("button.copy, button.msg-copy");
   if (!btn) return;
