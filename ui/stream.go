@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
 	"parley/agentcore"
@@ -17,6 +18,16 @@ import (
 // message per frame, so a fast model (thousands of tokens a second) costs the
 // browser ~60 morphs a second, while a slow one gets each token at once.
 const frame = 16 * time.Millisecond
+
+// sideDelay is how long after a frame that patched a reply the rest of
+// what changed with it follows (the sidebar, the header, the inbox, the
+// composer's buttons, the task panel, the usage): on their own, those
+// patches and the reads behind them are not in the way of the reply's
+// text, on the server or in the page, which applies a network read's
+// events in one task. A reply's first tokens came with all of them (a run
+// starts, its chat is titled): 10-60 ms to the screen at 50 tok/s, where
+// the others took 1-2 ms.
+const sideDelay = 4 * time.Millisecond
 
 // stream is the one long-lived stream of an open chat. It subscribes to the
 // thread (and, for the sidebar, to thread-level events of every thread),
@@ -73,7 +84,11 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 		if !v.dirty() || v.gate.waiting {
 			continue // what changes meanwhile goes in the frame after the page's answer
 		}
-		if wait := frame - time.Since(last); !v.urgent && wait > 0 {
+		spacing := frame
+		if !v.replyDirty() {
+			spacing = sideDelay // what a reply's frame left for later
+		}
+		if wait := spacing - time.Since(last); !v.urgent && wait > 0 {
 			if timerC == nil {
 				if timer == nil {
 					timer = time.NewTimer(wait)
@@ -98,11 +113,15 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			s.logStreamEnd(id, err)
 			return
 		}
-		if v.behind && timerC == nil { // no event needs to wake the next frame
+		if (v.behind || v.sideDirty()) && timerC == nil { // no event needs to wake the next frame
+			wait := frame
+			if v.sideDirty() {
+				wait = sideDelay
+			}
 			if timer == nil {
-				timer = time.NewTimer(frame)
+				timer = time.NewTimer(wait)
 			} else {
-				timer.Reset(frame)
+				timer.Reset(wait)
 			}
 			timerC = timer.C
 		}
@@ -138,9 +157,11 @@ type chatStream struct {
 	urgent   bool // a terminal event: flush now
 	branch   bool // the active branch changed: show its messages again
 	behind   bool // a reply on the page lags its text (liveReply's pace): send more next frame
+	held     bool // the last flush left all but the messages for the next (sideDelay)
 
-	gate       *gate // flow control (flow.go)
-	frameBytes int   // HTML the frame being flushed patches into a reply
+	gate       *gate             // flow control (flow.go)
+	last       map[string]string // what patchOnce last sent, by part
+	frameBytes int               // HTML the frame being flushed patches into a reply
 }
 
 func (v *chatStream) take(thread, list []agentcore.Event) {
@@ -188,7 +209,17 @@ func (v *chatStream) change(id string) {
 }
 
 func (v *chatStream) dirty() bool {
-	return v.branch || len(v.added) > 0 || len(v.changed) > 0 || v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox || v.behind
+	return v.replyDirty() || v.sideDirty()
+}
+
+// replyDirty says whether messages are to be patched.
+func (v *chatStream) replyDirty() bool {
+	return v.branch || len(v.added) > 0 || len(v.changed) > 0 || v.behind
+}
+
+// sideDirty says whether anything but the messages is to be patched.
+func (v *chatStream) sideDirty() bool {
+	return v.sidebar || v.header || v.actions || v.tasks || v.liveTask || v.usage || v.inbox
 }
 
 // full sends the whole chat: used once when the stream opens.
@@ -210,7 +241,7 @@ func (v *chatStream) full(ctx context.Context) error {
 	if err := v.sse.PatchElementTempl(components.Messages(c)); err != nil {
 		return err
 	}
-	if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, c.Running, c.Waiting)); err != nil {
+	if err := v.patchOnce("actions", components.ComposerActions(v.id, c.Running, c.Waiting)); err != nil {
 		return err
 	}
 	in, err := v.s.inboxes.Current(ctx)
@@ -220,17 +251,24 @@ func (v *chatStream) full(ctx context.Context) error {
 	return v.patchInboxSidebar(ctx, in, true, true)
 }
 
-// flush patches everything marked changed.
+// flush patches everything marked changed; when messages change and
+// nothing is terminal, only them, and the rest sideDelay later (once:
+// what waited goes with the next frame, however busy the reply).
 func (v *chatStream) flush(ctx context.Context) error {
+	hold := !v.urgent && !v.held && v.replyDirty() && v.sideDirty()
+	v.held = hold
 	defer func() {
-		v.added, v.changed, v.sidebar, v.header, v.actions, v.urgent = nil, nil, false, false, false, false
-		v.tasks, v.liveTask, v.usage, v.inbox = false, false, false, false
+		v.added, v.changed, v.urgent = nil, nil, false
+		if !hold {
+			v.sidebar, v.header, v.actions = false, false, false
+			v.tasks, v.liveTask, v.usage, v.inbox = false, false, false, false
+		}
 	}()
 	// The thread is read only when its header may have changed (a rename,
 	// a mode switch, a deletion, a run's usage): token frames touch the
 	// store not at all.
 	var t agentcore.Thread
-	if v.header || v.usage {
+	if (v.header || v.usage) && !hold {
 		var err error
 		t, err = v.s.rt.GetThread(ctx, v.id)
 		if errors.Is(err, agentcore.ErrNotFound) {
@@ -332,8 +370,11 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 	}
+	if hold {
+		return nil
+	}
 	if v.actions {
-		if err := v.sse.PatchElementTempl(components.ComposerActions(v.id, running, !running && v.s.rt.Waiting(ctx, v.id))); err != nil {
+		if err := v.patchOnce("actions", components.ComposerActions(v.id, running, !running && v.s.rt.Waiting(ctx, v.id))); err != nil {
 			return err
 		}
 	}
@@ -342,18 +383,18 @@ func (v *chatStream) flush(ctx context.Context) error {
 			Usage: v.s.threadUsage(ctx, t), Instructions: v.s.instructions(ctx, t), Agent: v.s.chatAgent(ctx, t)}
 		c.Thinking, c.NoThinking = v.s.chatThinking(t)
 		c.Sampling = v.s.chatSampling(ctx, t)
-		if err := v.sse.PatchElementTempl(components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
+		if err := v.patchOnce("header", components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
 			return err
 		}
-		if err := v.sse.PatchElementTempl(components.ModeSwitch(t.ID, threadMode(t))); err != nil {
+		if err := v.patchOnce("mode", components.ModeSwitch(t.ID, threadMode(t))); err != nil {
 			return err
 		}
-		if err := v.sse.PatchElementTempl(components.YoloSwitch(t.ID, chat.Of(t).YOLO)); err != nil {
+		if err := v.patchOnce("yolo", components.YoloSwitch(t.ID, chat.Of(t).YOLO)); err != nil {
 			return err
 		}
 	}
 	if v.usage && !v.header {
-		if err := v.sse.PatchElementTempl(components.ThreadUsageView(v.s.threadUsage(ctx, t))); err != nil {
+		if err := v.patchOnce("usage", components.ThreadUsageView(v.s.threadUsage(ctx, t))); err != nil {
 			return err
 		}
 	}
@@ -364,7 +405,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 				tasks = streamed
 			}
 		}
-		if err := v.sse.PatchElementTempl(components.TaskPanel(tasks)); err != nil {
+		if err := v.patchOnce("tasks", components.TaskPanel(tasks)); err != nil {
 			return err
 		}
 	}
@@ -378,7 +419,11 @@ func (v *chatStream) flush(ctx context.Context) error {
 // which marks the chats in it.
 func (v *chatStream) patchInboxSidebar(ctx context.Context, in chat.Snapshot, inbox, sidebar bool) error {
 	if inbox {
-		if err := patchInbox(v.sse, in); err != nil {
+		view := inboxView(in)
+		if err := v.patchOnce("bell", components.InboxBell(view.Count())); err != nil {
+			return err
+		}
+		if err := v.patchOnce("inbox", components.InboxList(view)); err != nil {
 			return err
 		}
 	}
@@ -389,7 +434,23 @@ func (v *chatStream) patchInboxSidebar(ctx context.Context, in chat.Snapshot, in
 	if err != nil {
 		return err
 	}
-	return v.sse.PatchElementTempl(components.SidebarView(sb))
+	return v.patchOnce("sidebar", components.SidebarView(sb))
+}
+
+// patchOnce patches c unless its HTML is what this stream last sent for
+// part: a run's start and end mark the sidebar, the header, the inbox and
+// the composer changed several times over, mostly with nothing new, and
+// each morph is page time the reply's first tokens wait behind.
+func (v *chatStream) patchOnce(part string, c templ.Component) error {
+	html := renderString(c)
+	if v.last[part] == html {
+		return nil
+	}
+	if v.last == nil {
+		v.last = map[string]string{}
+	}
+	v.last[part] = html
+	return v.sse.PatchElements(html)
 }
 
 func contains(list []string, s string) bool {
