@@ -21,7 +21,7 @@ func indexOf(t *testing.T, db *DB, id string) (got, want indexRow) {
 	t.Helper()
 	ctx := context.Background()
 	err := db.reader.QueryRowContext(ctx, `SELECT f.tools, f.text, m.usage_model, m.input_tokens, m.output_tokens, m.context_tokens
-		FROM messages AS m LEFT JOIN messages_fts AS f ON f.rowid = m.pk WHERE m.id = ?`, id).
+		FROM messages AS m LEFT JOIN messages_fts AS f ON f.rowid = m.pk << 12 WHERE m.id = ?`, id).
 		Scan(&got.Tools, &got.Text, &got.Model, &got.Input, &got.Output, &got.Contxt)
 	if err != nil {
 		t.Fatal(err)

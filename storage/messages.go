@@ -116,7 +116,10 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 			var pk int64
 			err = tx.QueryRowContext(ctx, `UPDATE messages SET content = ?, status = ?, `+usageSet("?")+`
 				WHERE id = ? RETURNING pk`, text, s, string(md), id).Scan(&pk)
-			release() // the search entry is made from c: the JSON is not needed beside it
+			// The search entry is made from c, after the UPDATE: the JSON is
+			// not needed beside it (indexed first, with the JSON still held,
+			// the e2e 10 MiB reply peaked at 6.9×N, against 6.6×N).
+			release()
 			if err != nil {
 				return notFound(err)
 			}

@@ -14,8 +14,8 @@ import (
 // search returns the ids of messages whose text matches the FTS5 query.
 func search(t testing.TB, db *DB, q string) []string {
 	t.Helper()
-	rows, err := db.reader.QueryContext(context.Background(), `SELECT m.id FROM messages_fts AS f
-		JOIN messages AS m ON m.pk = f.rowid WHERE messages_fts MATCH ? ORDER BY m.pk`, q)
+	rows, err := db.reader.QueryContext(context.Background(), `SELECT DISTINCT m.id FROM messages_fts AS f
+		JOIN messages AS m ON m.pk = f.rowid >> 12 WHERE messages_fts MATCH ? ORDER BY m.pk`, q)
 	if err != nil {
 		t.Fatal(err)
 	}

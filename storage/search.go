@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -89,8 +90,15 @@ func (db *DB) searchTitles(ctx context.Context, expr string, limit int) ([]agent
 // searchMessages ranks with the table's rank (bm25, tool names weighted
 // twice, see 0005_search.sql): FTS5 then hands rows over best first, so
 // the snippets are made only for the rows returned. When more than
-// rankWindow messages match, only the most recent rankWindow are ranked
-// (rowid is messages.pk, which grows with every message).
+// rankWindow rows match, only the most recent rankWindow are ranked (a
+// row's rowid is messages.pk<<chunkBits | chunk, and pk grows with every
+// message).
+//
+// A message over chunkFrom is several rows (index.go), which may all
+// match: it is one hit, its best-ranked chunk's, and the query is asked
+// again for more rows when those left fewer than limit hits. Such a
+// message matches only when every word of the query occurs within one of
+// its chunks (about chunkSize), and its chunks count in the rankWindow.
 func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]agentcore.SearchHit, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -101,23 +109,35 @@ func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]age
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT m.id, m.thread_id, t.title, m.role, m.created_at,
-			snippet(messages_fts, 1, char(1), char(2), '…', ?), highlight(messages_fts, 0, char(1), char(2))
-		FROM messages_fts
-		JOIN messages AS m ON m.pk = messages_fts.rowid
-		JOIN threads AS t ON t.id = m.thread_id
-		WHERE messages_fts MATCH ? AND messages_fts.rowid > ? AND t.deleted_at IS NULL
-		ORDER BY rank LIMIT ?`, snippetTokens, expr, after, limit)
-	if err != nil {
-		return nil, err
+	for rowsWanted := limit; ; rowsWanted *= 4 {
+		hits, rows, err := db.searchRows(ctx, expr, after, rowsWanted, limit)
+		if err != nil || len(hits) == limit || rows < rowsWanted {
+			return hits, err
+		}
 	}
-	return collectHits(rows, func(rows *sql.Rows) (agentcore.SearchHit, error) {
+}
+
+// searchRows returns the first limit messages of the rowsWanted
+// best-ranked rows that match, and how many rows there were.
+func (db *DB) searchRows(ctx context.Context, expr string, after int64, rowsWanted, limit int) ([]agentcore.SearchHit, int, error) {
+	rows, err := db.reader.QueryContext(ctx, messageHitsQuery+` ORDER BY rank LIMIT ?`, snippetTokens, expr, after, rowsWanted)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := 0
+	seen := map[string]bool{}
+	hits, err := collectHits(rows, func(rows *sql.Rows) (agentcore.SearchHit, error) {
 		var h agentcore.SearchHit
 		var text, tools string
 		var at int64
 		if err := rows.Scan(&h.MessageID, &h.ThreadID, &h.ThreadTitle, &h.Role, &at, &text, &tools); err != nil {
 			return h, err
 		}
+		n++
+		if seen[h.MessageID] || len(seen) == limit {
+			return agentcore.SearchHit{}, errSkip
+		}
+		seen[h.MessageID] = true
 		h.At = fromMS(at)
 		// The text shows where it matched; when only a tool name did,
 		// the names of the message's tools show instead.
@@ -127,13 +147,30 @@ func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]age
 		}
 		return h, nil
 	})
+	return hits, n, err
 }
+
+// messageHitsQuery finds the best-ranked rows of messages_fts that match
+// ?2 above rowid ?3, with the message of each (looked up by its primary
+// key) and its snippets (?1 tokens); ORDER BY rank LIMIT follows.
+var messageHitsQuery = `SELECT m.id, m.thread_id, t.title, m.role, m.created_at,
+		snippet(messages_fts, 1, char(1), char(2), '…', ?), highlight(messages_fts, 0, char(1), char(2))
+	FROM messages_fts
+	JOIN messages AS m ON m.pk = messages_fts.rowid >> ` + strconv.Itoa(chunkBits) + `
+	JOIN threads AS t ON t.id = m.thread_id
+	WHERE messages_fts MATCH ? AND messages_fts.rowid > ? AND t.deleted_at IS NULL`
+
+// errSkip, from a collectHits scan, leaves the row out.
+var errSkip = errors.New("skip")
 
 func collectHits(rows *sql.Rows, scan func(*sql.Rows) (agentcore.SearchHit, error)) ([]agentcore.SearchHit, error) {
 	defer rows.Close()
 	var out []agentcore.SearchHit
 	for rows.Next() {
 		h, err := scan(rows)
+		if errors.Is(err, errSkip) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
