@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"parley/agentcore"
@@ -55,7 +54,7 @@ func (db *DB) Search(ctx context.Context, q agentcore.SearchQuery) ([]agentcore.
 	if err != nil {
 		return nil, fmt.Errorf("search %q in thread titles: %w", q.Text, err)
 	}
-	more, err := db.searchMessages(ctx, expr, limit-len(hits))
+	more, err := db.searchMessages(ctx, expr, queryPhrases(q.Text), limit-len(hits))
 	if err != nil {
 		return nil, fmt.Errorf("search %q in messages: %w", q.Text, err)
 	}
@@ -99,7 +98,7 @@ func (db *DB) searchTitles(ctx context.Context, expr string, limit int) ([]agent
 // again for more rows when those left fewer than limit hits. Such a
 // message matches only when every word of the query occurs within one of
 // its chunks (about chunkSize), and its chunks count in the rankWindow.
-func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]agentcore.SearchHit, error) {
+func (db *DB) searchMessages(ctx context.Context, expr string, phrases []phrase, limit int) ([]agentcore.SearchHit, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -110,7 +109,7 @@ func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]age
 		return nil, err
 	}
 	for rowsWanted := limit; ; rowsWanted *= 4 {
-		hits, rows, err := db.searchRows(ctx, expr, after, rowsWanted, limit)
+		hits, rows, err := db.searchRows(ctx, expr, phrases, after, rowsWanted, limit)
 		if err != nil || len(hits) == limit || rows < rowsWanted {
 			return hits, err
 		}
@@ -119,8 +118,8 @@ func (db *DB) searchMessages(ctx context.Context, expr string, limit int) ([]age
 
 // searchRows returns the first limit messages of the rowsWanted
 // best-ranked rows that match, and how many rows there were.
-func (db *DB) searchRows(ctx context.Context, expr string, after int64, rowsWanted, limit int) ([]agentcore.SearchHit, int, error) {
-	rows, err := db.reader.QueryContext(ctx, messageHitsQuery+` ORDER BY rank LIMIT ?`, snippetTokens, expr, after, rowsWanted)
+func (db *DB) searchRows(ctx context.Context, expr string, phrases []phrase, after int64, rowsWanted, limit int) ([]agentcore.SearchHit, int, error) {
+	rows, err := db.reader.QueryContext(ctx, messageHitsQuery+` ORDER BY rank LIMIT ?`, expr, after, rowsWanted)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -141,8 +140,9 @@ func (db *DB) searchRows(ctx context.Context, expr string, after int64, rowsWant
 		h.At = fromMS(at)
 		// The text shows where it matched; when only a tool name did,
 		// the names of the message's tools show instead.
-		h.Field, h.Snippet = agentcore.HitText, snippetParts(text)
-		if !strings.Contains(text, markOpen) && strings.Contains(tools, markOpen) {
+		snippet, matched := snippetOf(text, phrases, snippetTokens)
+		h.Field, h.Snippet = agentcore.HitText, snippetParts(snippet)
+		if !matched && strings.Contains(tools, markOpen) {
 			h.Field, h.Snippet = agentcore.HitTool, snippetParts(tools)
 		}
 		return h, nil
@@ -151,10 +151,11 @@ func (db *DB) searchRows(ctx context.Context, expr string, after int64, rowsWant
 }
 
 // messageHitsQuery finds the best-ranked rows of messages_fts that match
-// ?2 above rowid ?3, with the message of each (looked up by its primary
-// key) and its snippets (?1 tokens); ORDER BY rank LIMIT follows.
+// ?1 above rowid ?2, with the message of each (looked up by its primary
+// key), its text (snippetOf cuts the snippet from it) and its tools
+// highlighted; ORDER BY rank LIMIT follows.
 var messageHitsQuery = `SELECT m.id, m.thread_id, t.title, m.role, m.created_at,
-		snippet(messages_fts, 1, char(1), char(2), '…', ?), highlight(messages_fts, 0, char(1), char(2))
+		messages_fts.text, highlight(messages_fts, 0, char(1), char(2))
 	FROM messages_fts
 	JOIN messages AS m ON m.pk = messages_fts.rowid >> ` + strconv.Itoa(chunkBits) + `
 	JOIN threads AS t ON t.id = m.thread_id
@@ -185,17 +186,7 @@ func collectHits(rows *sql.Rows, scan func(*sql.Rows) (agentcore.SearchHit, erro
 // the last word is also a prefix unless the text ends in a space. Control
 // characters are dropped. No words: "".
 func matchExpr(text string) string {
-	text = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, text)
-	words := strings.Fields(text)
-	prefix := len(words) > 0 && !unicode.IsSpace(lastRune(text))
-	if len(words) > maxSearchWords {
-		words, prefix = words[:maxSearchWords], false
-	}
+	words, prefix := queryWords(text)
 	var b strings.Builder
 	for i, w := range words {
 		if i > 0 {
