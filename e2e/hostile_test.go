@@ -100,8 +100,9 @@ func clickEverything(t *testing.T, pg *rod.Page, root string) {
 			if (!el.isConnected || el.closest('form[data-confirm]') || el.id === 'send' || el.id === 'send-now') continue;
 			// A button that would submit a plain form leaves the page: not a
 			// place an expression runs.
+			// Fork posts the page's one plain form (app.js) the same way.
 			const plain = el.form && !el.form.getAttributeNames().some(n => n.startsWith('data-on:submit'));
-			if (plain && el.type === 'submit') continue;
+			if (plain && el.type === 'submit' || el.matches('button.msg-fork[data-fork]')) continue;
 			try { el.click(); } catch (e) {}
 			await new Promise(r => setTimeout(r, 40));
 		}
