@@ -18,12 +18,14 @@ import (
 // insertCols are the columns a new message is given; messageCols those a
 // message is read with (scanMessage), from messages, whether it is on the
 // active branch looked up in path_segments (onPath); activeCols the same
-// read through pathRows, where it is.
+// read through pathRows, where it is. A message with strings stored in
+// pieces (pieces.go) is read with its pk, else 0.
 const (
 	insertCols = `id, thread_id, resource_id, seq, role, content, status, run_id, created_at, type`
 	storedCols = `messages.id, messages.thread_id, messages.resource_id, messages.seq, messages.role,
 		messages.content, messages.status, messages.run_id, messages.created_at, messages.type,
-		coalesce(messages.parent_id, '')`
+		coalesce(messages.parent_id, ''),
+		iif(EXISTS (SELECT 1 FROM message_pieces WHERE message_pk = messages.pk), messages.pk, 0)`
 	activeCols = storedCols + `, 1`
 )
 
@@ -91,40 +93,55 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 	if s == "" {
 		s = agentcore.StatusComplete
 	}
-	content, release, err := encodeForWrite(c)
+	row, big := outOfRow(c)
+	content, release, err := encodeForWrite(row)
 	if err != nil {
 		return fmt.Errorf("update message %s: encode content: %w", id, err)
 	}
 	defer release()
-	if s != agentcore.StatusStreaming && len(content) >= trimFrom {
-		// Last: what SQLite freed of the reply's record, its search entry
-		// and the streaming writes before it goes back to the system.
-		defer trimSQLiteMemory()
-	}
 	// The driver copies the text while it executes: the JSON is not copied
 	// into a Go string first (a whole reply's worth on every write), and
 	// is released once the UPDATE has run.
 	text := unsafe.String(unsafe.SliceData(content), len(content))
-	if s == agentcore.StatusStreaming {
+	trim := false
+	if s == agentcore.StatusStreaming && big == nil {
 		err = affected(db.writer.ExecContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ?`, text, s, id))
 	} else {
 		err = db.write(ctx, func(tx *sql.Tx) error {
-			md, err := json.Marshal(c.Metadata)
-			if err != nil {
-				return fmt.Errorf("encode metadata: %w", err)
-			}
 			var pk int64
-			err = tx.QueryRowContext(ctx, `UPDATE messages SET content = ?, status = ?, `+usageSet("?")+`
-				WHERE id = ? RETURNING pk`, text, s, string(md), id).Scan(&pk)
-			// The search entry is made from c, after the UPDATE: the JSON is
-			// not needed beside it (indexed first, with the JSON still held,
-			// the e2e 10 MiB reply peaked at 6.9×N, against 6.6×N).
+			var err error
+			if s == agentcore.StatusStreaming {
+				err = tx.QueryRowContext(ctx, `UPDATE messages SET content = ?, status = ? WHERE id = ? RETURNING pk`,
+					text, s, id).Scan(&pk)
+			} else {
+				md, merr := json.Marshal(c.Metadata)
+				if merr != nil {
+					return fmt.Errorf("encode metadata: %w", merr)
+				}
+				err = tx.QueryRowContext(ctx, `UPDATE messages SET content = ?, status = ?, `+usageSet("?")+`
+					WHERE id = ? RETURNING pk`, text, s, string(md), id).Scan(&pk)
+			}
 			release()
 			if err != nil {
 				return notFound(err)
 			}
+			size, err := putPieces(ctx, tx, pk, big)
+			if err != nil {
+				return err
+			}
+			if s == agentcore.StatusStreaming {
+				return nil
+			}
+			trim = size+len(content) >= trimFrom
+			// The search entry is made from c, after the UPDATE: the JSON
+			// is not needed beside it.
 			return setSearchDoc(ctx, tx, pk, c)
 		})
+	}
+	if trim {
+		// What SQLite freed of the reply's pieces, its search entry and
+		// the streaming writes before it goes back to the system.
+		trimSQLiteMemory()
 	}
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", id, err)
@@ -239,7 +256,10 @@ func (db *DB) DeleteMessage(ctx context.Context, id string) error {
 // GetMessage returns the message with id.
 func (db *DB) GetMessage(ctx context.Context, id string) (agentcore.Message, error) {
 	defer trimIfRead()
-	m, err := scanMessage(db.reader.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, id))
+	m, pk, err := scanMessage(db.reader.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, id))
+	if err == nil && pk != 0 {
+		err = db.withPieces(ctx, &m, pk)
+	}
 	if err != nil {
 		return agentcore.Message{}, fmt.Errorf("get message %s: %w", id, notFound(err))
 	}
@@ -269,49 +289,88 @@ func (db *DB) ListMessages(ctx context.Context, threadID string, q agentcore.Mes
 		before = q.BeforeSeq
 	}
 	defer trimIfRead() // once the rows are closed
-	out, err := listMessages(db.reader.QueryContext(ctx, query, threadID, q.AfterSeq, before, sqlLimit(q.Limit)))
+	out, err := db.listMessages(ctx, query, threadID, q.AfterSeq, before, sqlLimit(q.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("list messages of thread %s: %w", threadID, err)
 	}
 	return out, nil
 }
 
-// listMessages scans the rows of a query of messageCols.
-func listMessages(rows *sql.Rows, err error) ([]agentcore.Message, error) {
+// listMessages scans the rows of a query of messageCols, then reads the
+// strings stored in pieces of the messages that have some.
+func (db *DB) listMessages(ctx context.Context, query string, args ...any) ([]agentcore.Message, error) {
+	rows, err := db.reader.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []agentcore.Message
+	var pieced map[int]int64 // index in out: pk
 	for rows.Next() {
-		m, err := scanMessage(rows)
+		m, pk, err := scanMessage(rows)
 		if err != nil {
 			return nil, err
 		}
+		if pk != 0 {
+			if pieced == nil {
+				pieced = map[int]int64{}
+			}
+			pieced[len(out)] = pk
+		}
 		out = append(out, m)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	for i, pk := range pieced {
+		if err := db.withPieces(ctx, &out[i], pk); err != nil {
+			return nil, err
+		}
 	}
 	return out, rows.Err()
 }
 
-func scanMessage(s scanner) (agentcore.Message, error) {
-	var m agentcore.Message
+// scanMessage scans a row of messageCols; pk is the message's when it has
+// strings stored in pieces, its content then holding their markers and no
+// plain text (withPieces puts them in).
+func scanMessage(s scanner) (m agentcore.Message, pk int64, err error) {
 	// Scanned into a string, the content is the driver's own copy of it;
 	// into a []byte, database/sql would copy it once more. It is only
 	// read while it is decoded.
 	var content string
 	var created int64
 	if err := s.Scan(&m.ID, &m.ThreadID, &m.ResourceID, &m.Seq, &m.Role, &content, &m.Status, &m.RunID,
-		&created, &m.Type, &m.ParentID, &m.Active); err != nil {
-		return agentcore.Message{}, err
+		&created, &m.Type, &m.ParentID, &pk, &m.Active); err != nil {
+		return agentcore.Message{}, 0, err
 	}
 	if len(content) >= trimFrom {
 		bigRead.Store(true)
 	}
-	if err := decodeContent(unsafe.Slice(unsafe.StringData(content), len(content)), &m.Content); err != nil {
-		return agentcore.Message{}, fmt.Errorf("message %s content: %w", m.ID, err)
+	b := unsafe.Slice(unsafe.StringData(content), len(content))
+	if pk != 0 {
+		err = decodeSpliced(b, &m.Content, spliceFrom)
+	} else {
+		err = decodeContent(b, &m.Content)
+	}
+	if err != nil {
+		return agentcore.Message{}, 0, fmt.Errorf("message %s content: %w", m.ID, err)
 	}
 	m.CreatedAt = fromMS(created)
-	return m, nil
+	return m, pk, nil
+}
+
+// withPieces puts the strings of m (the message pk) stored in pieces in
+// place of their markers, then its plain text, as decodeContent does.
+func (db *DB) withPieces(ctx context.Context, m *agentcore.Message, pk int64) error {
+	pieces, err := readPieces(ctx, db.reader, pk)
+	if err != nil {
+		return fmt.Errorf("message %s: %w", m.ID, err)
+	}
+	intoRow(&m.Content, pieces)
+	if m.Content.Content == "" {
+		m.Content.Content = partsText(m.Content, "")
+	}
+	return nil
 }
 
 // decodeContent reads stored content into c (encodeContent); b is not

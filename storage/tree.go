@@ -465,8 +465,8 @@ func detach(ctx context.Context, tx *sql.Tx, threadID, id string) error {
 // ListTree returns every message of the thread, of every branch, in Seq
 // order (parents before their children); see agentcore.MessageStore.
 func (db *DB) ListTree(ctx context.Context, threadID string) ([]agentcore.Message, error) {
-	out, err := listMessages(db.reader.QueryContext(ctx, `SELECT `+messageCols+` FROM messages
-		WHERE thread_id = ? ORDER BY seq`, threadID))
+	out, err := db.listMessages(ctx, `SELECT `+messageCols+` FROM messages
+		WHERE thread_id = ? ORDER BY seq`, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("list the tree of thread %s: %w", threadID, err)
 	}
@@ -559,7 +559,7 @@ func (db *DB) ForkThread(ctx context.Context, fromThreadID, atMessageID string, 
 			SELECT ?, ?, ?, ?, role, content,
 				CASE status WHEN 'streaming' THEN 'interrupted' WHEN 'queued' THEN 'complete' ELSE status END,
 				run_id, created_at, type, nullif(?, ''), ?
-			FROM messages WHERE pk = ?`)
+			FROM messages WHERE pk = ? RETURNING pk`)
 		if err != nil {
 			return err
 		}
@@ -567,7 +567,11 @@ func (db *DB) ForkThread(ctx context.Context, fromThreadID, atMessageID string, 
 		parent, chosen := "", ms(now())
 		for i, pk := range path {
 			id := NewID()
-			if err := affected(copyMessage.ExecContext(ctx, id, t.ID, t.ResourceID, i+1, parent, chosen, pk)); err != nil {
+			var copied int64
+			if err := copyMessage.QueryRowContext(ctx, id, t.ID, t.ResourceID, i+1, parent, chosen, pk).Scan(&copied); err != nil {
+				return notFound(err)
+			}
+			if err := copyPieces(ctx, tx, pk, copied); err != nil {
 				return err
 			}
 			parent = id
