@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"parley/agentcore/jsonstr"
 )
@@ -15,8 +16,9 @@ import (
 // a string: a write_file call of N bytes made four copies of its content
 // of N bytes, two of them garbage at once. Its big strings are instead
 // taken out of the JSON before it is decoded and put back afterwards, each
-// decoded in one allocation of its final size. (storage/decode.go reads a
-// stored reply the same way.)
+// decoded in one allocation of its final size, and a typed tool takes the
+// strings its input's validation decoded (decodedInput). (storage/decode.go
+// reads a stored reply the same way.)
 
 // spliceFrom is the size, quotes included, from which a string value of
 // an input is decoded on its own.
@@ -32,10 +34,28 @@ type spliced struct {
 	big   []string // the big strings, decoded, by marker number
 }
 
+// decodedInput keeps the big strings of an input decoded for its
+// validation, for the typed tool's decode of the same input (ToolContext):
+// a write_file of N bytes had its content decoded twice, N bytes each.
+type decodedInput struct {
+	src []byte   // the input they were decoded from, by identity
+	big []string // its big strings, in order
+}
+
+// of is the big strings decoded from doc itself (the same bytes, not equal
+// ones), or nil.
+func (d *decodedInput) of(doc []byte) []string {
+	if d == nil || len(doc) == 0 || len(d.src) != len(doc) || unsafe.SliceData(d.src) != unsafe.SliceData(doc) {
+		return nil
+	}
+	return d.big
+}
+
 // spliceInput takes doc's big string values (not keys) out of it; false
 // when it has none, or one that is not a valid JSON string (the ordinary
-// decode then says why).
-func spliceInput(doc []byte) (spliced, bool) {
+// decode then says why). known, the big strings already decoded from doc
+// (decodedInput.of), are taken instead of decoding them again.
+func spliceInput(doc []byte, known []string) (spliced, bool) {
 	if len(doc) < inputSpliceFrom {
 		return spliced{}, false
 	}
@@ -45,9 +65,17 @@ func spliceInput(doc []byte) (spliced, bool) {
 		if rest := bytes.TrimLeft(doc[sp[1]:], " \t\r\n"); len(rest) > 0 && rest[0] == ':' {
 			continue // a key
 		}
-		text, ok := jsonstr.Unquote(doc[sp[0]:sp[1]])
-		if !ok {
-			return spliced{}, false
+		var text string
+		if known != nil {
+			if len(s.big) >= len(known) {
+				return spliceInput(doc, nil)
+			}
+			text = known[len(s.big)]
+		} else {
+			var ok bool
+			if text, ok = jsonstr.Unquote(doc[sp[0]:sp[1]]); !ok {
+				return spliced{}, false
+			}
 		}
 		if s.small == nil {
 			s.small = make([]byte, 0, 1024)
@@ -61,6 +89,9 @@ func spliceInput(doc []byte) (spliced, bool) {
 	}
 	if len(s.big) == 0 {
 		return spliced{}, false
+	}
+	if known != nil && len(s.big) != len(known) {
+		return spliceInput(doc, nil)
 	}
 	s.small = append(s.small, doc[last:]...)
 	return s, true

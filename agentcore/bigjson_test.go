@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"runtime/metrics"
@@ -71,7 +72,7 @@ func TestDecodeTypedAsUnmarshal(t *testing.T) {
 	) {
 		var want, got typedIn
 		werr := json.Unmarshal([]byte(in), &want)
-		spliced := decodeTyped(json.RawMessage(in), &got)
+		spliced := decodeTyped(json.RawMessage(in), &got, nil)
 		if spliced && (werr != nil || !reflect.DeepEqual(got, want)) {
 			t.Errorf("input %d: decodeTyped gave %.80v, want %.80v (%v)", i, got, want, werr)
 		}
@@ -104,13 +105,57 @@ func TestBigInputDecodedOnce(t *testing.T) {
 		{"validation", func() { decodeInput(q) }},
 		{"typed", func() {
 			var in struct{ Path, Content string }
-			decodeTyped(q, &in)
+			decodeTyped(q, &in, nil)
 		}},
 	} {
 		before := heapAllocs()
 		c.decode()
 		if got := heapAllocs() - before; got > n+n/4 {
 			t.Errorf("%s: decoding an input of %d bytes allocated %d", c.name, n, got)
+		}
+	}
+}
+
+// A typed tool takes the big strings its input's validation decoded: a
+// write_file call of N bytes is checked and run with one copy of its
+// content, N bytes in all. Input its validation changed (an unknown key
+// dropped) is decoded again from what the tool runs with.
+func TestBigInputDecodedOnceForToolAndValidation(t *testing.T) {
+	const n = 4 << 20
+	content := strings.Repeat("\tv := f(x) // \"step\"\n", n/22)
+	type in struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	var got in
+	tool := NewTool("w", "writes", func(_ context.Context, i in, _ *ToolContext) (string, error) {
+		got = i
+		return "ok", nil
+	})
+	for _, tc := range []struct {
+		name  string
+		input map[string]any
+		most  uint64
+	}{
+		{"as sent", map[string]any{"path": "big.go", "content": content}, n + n/4},
+		{"a key dropped", map[string]any{"path": "big.go", "content": content, "mode": "0644"}, 0},
+	} {
+		q, _ := json.Marshal(tc.input)
+		got = in{}
+		before := heapAllocs()
+		decoded := &decodedInput{}
+		clean, invalid, err := tool.checkInput("w", q, decoded)
+		if err != nil || invalid != nil {
+			t.Fatalf("%s: %v %v", tc.name, err, invalid)
+		}
+		if _, err := tool.Execute(t.Context(), clean, &ToolContext{decoded: decoded}); err != nil {
+			t.Fatal(err)
+		}
+		if allocated := heapAllocs() - before; tc.most > 0 && allocated > tc.most {
+			t.Errorf("%s: checking and running an input of %d bytes allocated %d", tc.name, n, allocated)
+		}
+		if got.Path != "big.go" || got.Content != content {
+			t.Errorf("%s: the tool ran with %q and %d bytes of content", tc.name, got.Path, len(got.Content))
 		}
 	}
 }

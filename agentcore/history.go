@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"parley/agentcore/llm"
 )
@@ -109,7 +110,9 @@ func assistantTurns(c Content) []llm.Message {
 			if ti == nil || ti.State == "partial-call" {
 				continue // the model never finished it
 			}
-			args := string(ti.Args)
+			// The arguments' own bytes, not a copy (a write_file's can be
+			// MiBs): a stored message's Args are never changed in place.
+			args := unsafe.String(unsafe.SliceData(ti.Args), len(ti.Args))
 			if args == "" || !json.Valid(ti.Args) {
 				args = "{}"
 			}

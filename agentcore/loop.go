@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -650,7 +651,14 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 	}
 	// The tool runs with the input Mastra's validation leaves (unknown keys
 	// dropped); the call as the model made it stays as it was.
-	input, invalid, err := c.tool.CheckInput(c.name, c.input)
+	if len(c.input) >= tightFrom {
+		// The buffers a big input grew through while it streamed are
+		// garbage now: collected before its strings are decoded, their
+		// memory is what the decode takes, not more from the system.
+		runtime.GC()
+	}
+	decoded := &decodedInput{}
+	input, invalid, err := c.tool.checkInput(c.name, c.input, decoded)
 	switch {
 	case err != nil:
 		return errResult(err.Error())
@@ -664,6 +672,7 @@ func (r *run) callTool(ctx context.Context, c *call, prompt []llm.Message, step 
 		ResumeData:  c.resume,
 		Suspendable: true,
 		progress:    func(e Event) { e.Step = step; send(e) },
+		decoded:     decoded,
 	}
 	if c.tool.OnInputAvailable != nil {
 		r.hook("onInputAvailable", c.name, func() error {

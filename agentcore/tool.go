@@ -128,6 +128,9 @@ type ToolContext struct {
 	Suspendable bool
 
 	progress func(Event)
+	// decoded is the input's big strings as its validation decoded them,
+	// for a typed tool (NewTool) to take rather than decode again.
+	decoded *decodedInput
 }
 
 // Suspend stops the run until the user answers: return its result from
@@ -320,12 +323,21 @@ func validate(s *jsonschema.Schema, doc json.RawMessage) error {
 // the whole document, grown by doubling: three times a big argument's
 // size); a document Unmarshal refuses goes to the Decoder, for its error.
 func decodeInput(doc json.RawMessage) (any, error) {
-	if s, ok := spliceInput(doc); ok {
+	return decodeInputKept(doc, nil)
+}
+
+// decodeInputKept is decodeInput keeping the big strings it decoded in
+// keep, when keep is not nil.
+func decodeInputKept(doc json.RawMessage, keep *decodedInput) (any, error) {
+	if s, ok := spliceInput(doc, nil); ok {
 		// Its big strings decoded once each (bigjson.go); anything
 		// unusual is decoded again the ordinary way.
 		if v, err := decodePlain(s.small); err == nil {
 			r := newInputRestorer(s)
 			if v = r.value(v); r.done() {
+				if keep != nil {
+					*keep = decodedInput{src: doc, big: s.big}
+				}
 				return v, nil
 			}
 		}

@@ -30,7 +30,7 @@ func NewTool[I, O any](id, description string, execute func(ctx context.Context,
 		OutputSchema: SchemaOf[O](),
 		Execute: func(ctx context.Context, input json.RawMessage, tc *ToolContext) (any, error) {
 			var in I
-			if decodeTyped(input, &in) {
+			if decodeTyped(input, &in, tc) {
 				return execute(ctx, in, tc)
 			}
 			in = *new(I)
@@ -47,10 +47,15 @@ func NewTool[I, O any](id, description string, execute func(ctx context.Context,
 }
 
 // decodeTyped decodes a big input into *in with its big strings decoded
-// once each (bigjson.go); false when the input has none, or when anything
-// is unusual, and the ordinary decode should be made instead.
-func decodeTyped[I any](input json.RawMessage, in *I) bool {
-	s, ok := spliceInput(input)
+// once each (bigjson.go), or taken from its validation's decode (tc); false
+// when the input has none, or when anything is unusual, and the ordinary
+// decode should be made instead.
+func decodeTyped[I any](input json.RawMessage, in *I, tc *ToolContext) bool {
+	var known []string
+	if tc != nil {
+		known = tc.decoded.of(input)
+	}
+	s, ok := spliceInput(input, known)
 	if !ok || json.Unmarshal(s.small, in) != nil {
 		return false
 	}

@@ -56,7 +56,13 @@ func (f *FieldErrors) add(path []string, msg string) {
 // result; err only when the tool's schema itself is broken. name is what
 // the model called the tool.
 func (t *Tool) CheckInput(name string, input json.RawMessage) (json.RawMessage, *InputError, error) {
-	clean, err := t.stripValidate(input)
+	return t.checkInput(name, input, nil)
+}
+
+// checkInput is CheckInput keeping the big strings of the input it decoded
+// in keep, when keep is not nil.
+func (t *Tool) checkInput(name string, input json.RawMessage, keep *decodedInput) (json.RawMessage, *InputError, error) {
+	clean, err := t.stripValidate(input, keep)
 	var se *SchemaError
 	switch {
 	case err == nil:
@@ -85,7 +91,10 @@ func (t *Tool) CheckInput(name string, input json.RawMessage) (json.RawMessage, 
 // it): the stripped value is what decoding the stripped JSON gives, so it
 // is validated as it is. A schema that closes no object (closesObjects)
 // drops nothing, and the input is not decoded for it.
-func (t *Tool) stripValidate(input json.RawMessage) (json.RawMessage, error) {
+//
+// keep, when not nil, is given the big strings decoded from input, when
+// clean is input.
+func (t *Tool) stripValidate(input json.RawMessage, keep *decodedInput) (json.RawMessage, error) {
 	if err := t.compile(); err != nil {
 		return input, err
 	}
@@ -96,11 +105,14 @@ func (t *Tool) stripValidate(input json.RawMessage) (json.RawMessage, error) {
 	if schema == nil && t.in == nil {
 		return input, t.refine(input)
 	}
-	v, derr := decodeInput(input)
+	v, derr := decodeInputKept(input, keep)
 	clean := input
 	if schema != nil && derr == nil && stripValue(schema, v) {
 		if out, err := json.Marshal(v); err == nil {
 			clean = out
+			if keep != nil {
+				*keep = decodedInput{} // decoded from input, not clean
+			}
 		} else {
 			v, derr = decodeInput(input) // strip leaves the input as it was
 		}

@@ -65,7 +65,7 @@ func spliceInputs(call *fantasy.Call) *splices {
 }
 
 // spliced returns req with its body's markers replaced by the inputs they
-// stand for, as the SDK would have encoded them (a JSON string, quoteJSON); req as it
+// stand for, as the SDK would have encoded them (a JSON string, quoteReader); req as it
 // is when its context has none.
 func spliced(req *http.Request) (*http.Request, error) {
 	s, ok := req.Context().Value(splicesKey{}).(*splices)
@@ -85,19 +85,23 @@ func spliced(req *http.Request) (*http.Request, error) {
 		if at < 0 || bytes.Contains(rest[at+len(q):], q) {
 			return nil, fmt.Errorf("the request does not hold the input of tool call %d once", i)
 		}
-		quoted := quoteJSON(in)
-		pieces = append(pieces, rest[:at], quoted)
-		size += at + len(quoted)
+		pieces = append(pieces, rest[:at])
+		size += at + quotedSize(in)
 		rest = rest[at+len(q):]
 	}
 	pieces = append(pieces, rest)
 	size += len(rest)
 	out := req.Clone(req.Context())
 	out.ContentLength = int64(size)
+	// The inputs are quoted as the body is read, a window at a time: the
+	// body never holds a quoted copy of a 10 MiB argument.
 	out.GetBody = func() (io.ReadCloser, error) {
-		readers := make([]io.Reader, len(pieces))
+		readers := make([]io.Reader, 0, 2*len(pieces))
 		for i, p := range pieces {
-			readers[i] = bytes.NewReader(p)
+			readers = append(readers, bytes.NewReader(p))
+			if i < len(s.inputs) {
+				readers = append(readers, &quoteReader{s: s.inputs[i]})
+			}
 		}
 		return io.NopCloser(io.MultiReader(readers...)), nil
 	}
@@ -105,15 +109,65 @@ func spliced(req *http.Request) (*http.Request, error) {
 	return out, nil
 }
 
-// quoteJSON is s as a JSON string, as the OpenAI SDK's encoder writes it
-// (encoding/json's, without its HTML escaping), made at its exact size:
-// the encoder's buffer grows by doubling and is copied once more.
-func quoteJSON(s string) []byte {
+// quotedSize is the size of s as a JSON string, as the OpenAI SDK's
+// encoder writes it (encoding/json's, without its HTML escaping): what
+// quoteParts and a quoteReader write.
+func quotedSize(s string) int {
 	n := 0
 	quoteParts(s, func(p string) { n += len(p) })
-	out := make([]byte, 0, n)
-	quoteParts(s, func(p string) { out = append(out, p...) })
-	return out
+	return n
+}
+
+// quoteReader reads s as quoteJSON writes it, quoting a window of s at a
+// time.
+type quoteReader struct {
+	s       string // what is still to quote
+	buf     []byte // quoted, not read yet
+	back    []byte // what buf is made in
+	started bool
+	done    bool
+}
+
+// quoteWindow is how much of s a quoteReader quotes at a time.
+const quoteWindow = 32 << 10
+
+func (r *quoteReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		r.fill()
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// fill quotes the next window of s into buf: up to quoteWindow bytes, cut
+// at the start of a UTF-8 sequence (within utf8.UTFMax of it), so that no
+// sequence is split and each window quotes as it does within s.
+func (r *quoteReader) fill() {
+	buf := r.back[:0]
+	if !r.started {
+		r.started = true
+		buf = append(buf, '"')
+	}
+	end := len(r.s)
+	if end > quoteWindow {
+		end = quoteWindow
+		for cut := end; cut > quoteWindow-utf8.UTFMax; cut-- {
+			if utf8.RuneStart(r.s[cut]) {
+				end = cut
+				break
+			}
+		}
+	}
+	quoteBody(r.s[:end], func(p string) { buf = append(buf, p...) })
+	if r.s = r.s[end:]; r.s == "" {
+		r.done = true
+		buf = append(buf, '"')
+	}
+	r.buf, r.back = buf, buf
 }
 
 // quoteParts hands out s as a JSON string, piece by piece, as
@@ -121,8 +175,14 @@ func quoteJSON(s string) []byte {
 // \r \t \" \\ short, other control bytes as \u00XX, invalid UTF-8 as
 // \ufffd, U+2028 and U+2029 as \u2028 and \u2029.
 func quoteParts(s string, put func(string)) {
-	const hex = "0123456789abcdef"
 	put(`"`)
+	quoteBody(s, put)
+	put(`"`)
+}
+
+// quoteBody is quoteParts without the quotes.
+func quoteBody(s string, put func(string)) {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
 		var esc string
@@ -172,7 +232,6 @@ func quoteParts(s string, put func(string)) {
 		start = i
 	}
 	put(s[start:])
-	put(`"`)
 }
 
 func withSplices(ctx context.Context, s *splices) context.Context {

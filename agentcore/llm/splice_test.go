@@ -86,3 +86,26 @@ func BenchmarkRequestWithBigInput(b *testing.B) {
 		}
 	}
 }
+
+// A quoteReader writes what quoteParts does, whatever falls at the cut of
+// its windows: a rune of 2, 3 or 4 bytes, U+2028, an escaped byte, or
+// invalid UTF-8 (a lone continuation byte, a sequence cut short).
+func TestQuoteReaderWindows(t *testing.T) {
+	for _, tail := range []string{"é", "日", "😀", "\u2028", "\"\\\n\x01", "\xff", "\x80\x80\x80\x80", "\xe2\x80", "\xf0\x9f\x98"} {
+		for off := range 6 {
+			s := strings.Repeat("a", quoteWindow-off) + tail + strings.Repeat(tail+"b", quoteWindow/len(tail)) + tail
+			var want []byte
+			quoteParts(s, func(p string) { want = append(want, p...) })
+			got, err := io.ReadAll(&quoteReader{s: s})
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%q at offset %d: %d bytes, want %d (%v)", tail, off, len(got), len(want), err)
+			}
+			if n := quotedSize(s); n != len(want) {
+				t.Errorf("%q at offset %d: quotedSize %d, want %d", tail, off, n, len(want))
+			}
+		}
+	}
+	if got, _ := io.ReadAll(&quoteReader{}); string(got) != `""` {
+		t.Errorf("the empty string reads %q", got)
+	}
+}
