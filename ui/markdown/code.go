@@ -113,12 +113,20 @@ func codeHTML(cb codeBlock) string {
 }
 
 // highlight returns code as chroma token spans, or just escaped when lang
-// names no lexer.
-func highlight(lang, code string) string {
+// names no lexer, or when its lexer fails on code.
+func highlight(lang, code string) (out string) {
 	lexer := lexerFor(lang)
 	if lexer == nil {
 		return html.EscapeString(code)
 	}
+	// chroma's lexers panic where a rule's mutator fails, and tokens are
+	// made as they are read: a lexer that cannot read the code (a model's
+	// or a file's) costs the block its colours, not the page or the card.
+	defer func() {
+		if recover() != nil {
+			out = html.EscapeString(code)
+		}
+	}()
 	tokens, err := lexer.tokenise(code)
 	if err != nil {
 		return html.EscapeString(code)

@@ -1,13 +1,18 @@
 package markdown
 
 import (
+	"errors"
 	"flag"
+	"html"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/lexers"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -240,5 +245,34 @@ func (c *memo[V]) reset() {
 func TestBenchReplySize(t *testing.T) {
 	if n := len(benchReply); n < 3500 || n > 4500 {
 		t.Errorf("benchReply is %d bytes, want about 4 KB", n)
+	}
+}
+
+// A lexer that fails on the code it is given (chroma panics when a rule's
+// mutator does) leaves the code escaped, uncoloured, in a message's code
+// block and in a file's preview; nothing else of the message is lost.
+func TestHighlightLexerFails(t *testing.T) {
+	lexers.Register(chroma.MustNewLexer(&chroma.Config{Name: "parleyfails", Filenames: []string{"*.parleyfails"}},
+		func() chroma.Rules {
+			return chroma.Rules{"root": {
+				{Pattern: `boom`, Type: chroma.Keyword, Mutator: chroma.MutatorFunc(func(*chroma.LexerState) error {
+					return errors.New("the mutator fails")
+				})},
+				{Pattern: `[^b]+|b`, Type: chroma.Text},
+			}}
+		}))
+	code := "<b>safe</b> then boom & more"
+	escaped := html.EscapeString(code)
+	if got := HighlightFile("x.parleyfails", code); got != escaped {
+		t.Errorf("HighlightFile = %q, want %q", got, escaped)
+	}
+	got := Render("before\n\n```parleyfails\n" + code + "\n```\n\nafter")
+	for _, want := range []string{"before", "after", escaped} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Render lost %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "<b>safe") {
+		t.Errorf("the code is not escaped:\n%s", got)
 	}
 }
