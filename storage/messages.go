@@ -130,6 +130,10 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 				return err
 			}
 			if s == agentcore.StatusStreaming {
+				// What SQLite freed of the pieces it wrote goes back to the
+				// system at every write: its allocator kept MiBs of them while
+				// a reply streamed (10 MiB write_file, peak 4.0x -> 3.5x N).
+				trim = true
 				return nil
 			}
 			trim = size+len(content) >= trimFrom
@@ -139,8 +143,8 @@ func (db *DB) UpdateMessage(ctx context.Context, id string, c agentcore.Content,
 		})
 	}
 	if trim {
-		// What SQLite freed of the reply's pieces, its search entry and
-		// the streaming writes before it goes back to the system.
+		// What SQLite freed of the reply's pieces and its search entry
+		// goes back to the system.
 		trimSQLiteMemory()
 	}
 	if err != nil {
