@@ -121,6 +121,7 @@ fmt:
 # server.
 test: deps check desktop mastra-cli mastra-oracle axe
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /e2e -e /build)
+	$(GO) test -count=1 -run '^TestBigReplyMemoryHandedBack$$' ./storage/ # resident memory: not under -race
 	$(GO) test -count=1 -timeout 30m ./build/
 	PARLEY_DESKTOP_BIN=$(CURDIR)/bin/parley-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(GO) test -count=1 -timeout 20m ./e2e/...

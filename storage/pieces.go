@@ -248,7 +248,7 @@ func readPieces(ctx context.Context, q *sql.DB, pk int64) (map[slot][]byte, erro
 	var total int
 	for rows.Next() {
 		var s slot
-		var text sql.RawBytes
+		var text string // the driver's own copy, not one more
 		if err := rows.Scan(&s.part, &s.field, &text); err != nil {
 			return nil, fmt.Errorf("read the pieces of message %d: %w", pk, err)
 		}
