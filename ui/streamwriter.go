@@ -18,7 +18,6 @@ type streamWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
-	written int64 // bytes so far: a chat stream's frame tells from it whether it patched a reply
 }
 
 func (s *Server) streamWriter(w http.ResponseWriter) *streamWriter {
@@ -29,9 +28,7 @@ func (sw *streamWriter) arm() { _ = sw.rc.SetWriteDeadline(time.Now().Add(sw.tim
 
 func (sw *streamWriter) Write(p []byte) (int, error) {
 	sw.arm()
-	n, err := sw.ResponseWriter.Write(p)
-	sw.written += int64(n)
-	return n, err
+	return sw.ResponseWriter.Write(p)
 }
 
 // FlushError is what http.ResponseController.Flush calls.
