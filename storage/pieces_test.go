@@ -46,6 +46,13 @@ func pieceRows(t *testing.T, db *DB, id string) (map[slot][]int, int) {
 	return out, row
 }
 
+// streamingReply appends an empty reply, streaming, to the thread.
+func streamingReply(t *testing.T, db *DB, threadID string) agentcore.Message {
+	t.Helper()
+	return mustAppend(t, db, agentcore.Message{ThreadID: threadID, Role: agentcore.RoleAssistant,
+		Status: agentcore.StatusStreaming, Content: agentcore.TextContent("")})
+}
+
 // mustRead is the message id as GetMessage, ListMessages and ListTree give
 // it, which must agree.
 func mustRead(t *testing.T, db *DB, threadID, id string) agentcore.Message {
@@ -88,8 +95,7 @@ func TestPiecesStreamingReply(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	th := mustThread(t, db, agentcore.Thread{})
-	m := mustAppend(t, db, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleAssistant,
-		Status: agentcore.StatusStreaming, Content: agentcore.TextContent("")})
+	m := streamingReply(t, db, th.ID)
 	// Runes of 1 to 4 bytes, so that cuts fall inside sequences; a quote,
 	// a backslash and control bytes, which JSON escapes.
 	unit := "word é 日本 😀 \"q\" \\ \x01\x02\t\n"
@@ -139,8 +145,7 @@ func TestPiecesRewritten(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	th := mustThread(t, db, agentcore.Thread{})
-	m := mustAppend(t, db, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleAssistant,
-		Status: agentcore.StatusStreaming, Content: agentcore.TextContent("")})
+	m := streamingReply(t, db, th.ID)
 	a := strings.Repeat("a", 2*pieceFrom)
 	edited := "b" + a[1:]
 	cut := a[:pieceFrom+pieceSize+9]
@@ -179,8 +184,7 @@ func TestPiecesHostileMarker(t *testing.T) {
 		{Format: 2, Parts: []agentcore.Part{{Type: "text", Text: big}, {Type: "tool-invocation", ToolInvocation: &agentcore.ToolInvocation{
 			State: "call", ToolCallID: "c", ToolName: "t", ArgsText: pieceMark, Args: quotedPieceMark}}}},
 	} {
-		m := mustAppend(t, db, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleAssistant,
-			Status: agentcore.StatusStreaming, Content: agentcore.TextContent("")})
+		m := streamingReply(t, db, th.ID)
 		want := c
 		want.Content = partsText(c, "")
 		for _, s := range []agentcore.MessageStatus{agentcore.StatusStreaming, agentcore.StatusComplete} {
@@ -200,8 +204,7 @@ func TestPiecesToolArguments(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	th := mustThread(t, db, agentcore.Thread{})
-	m := mustAppend(t, db, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleAssistant,
-		Status: agentcore.StatusStreaming, Content: agentcore.TextContent("")})
+	m := streamingReply(t, db, th.ID)
 	args, _ := json.Marshal(map[string]string{"path": "big.go", "content": strings.Repeat("x := \"日\"\n", (2<<20)/12)})
 	call := func(ti agentcore.ToolInvocation) agentcore.Content {
 		ti.ToolCallID, ti.ToolName = "call-1", "write_file"
@@ -241,8 +244,7 @@ func TestPiecesSearchForkDelete(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	th := mustThread(t, db, agentcore.Thread{})
-	m := mustAppend(t, db, agentcore.Message{ThreadID: th.ID, Role: agentcore.RoleAssistant,
-		Status: agentcore.StatusStreaming, Content: agentcore.TextContent("")})
+	m := streamingReply(t, db, th.ID)
 	text := strings.Repeat("filler words ", (2<<20)/13) + " zanzibar"
 	if err := db.UpdateMessage(ctx, m.ID, agentcore.TextContent(text), agentcore.StatusStreaming); err != nil {
 		t.Fatal(err)
