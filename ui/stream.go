@@ -26,8 +26,15 @@ const frame = 16 * time.Millisecond
 // text, on the server or in the page, which applies a network read's
 // events in one task. A reply's first tokens came with all of them (a run
 // starts, its chat is titled): 10-60 ms to the screen at 50 tok/s, where
-// the others took 1-2 ms.
+// the others took 1-2 ms; so did its last, with the run's end.
 const sideDelay = 4 * time.Millisecond
+
+// startHold is how long at most a run's start holds the rest for its
+// reply's first frame (chatStream.opening): a model that answers at once
+// (a local one, a cached prompt) has its first token on the page with the
+// run's new title in the header and the sidebar, not behind them; the
+// rest of a slower one shows 50 ms (three frames) after the send.
+const startHold = 50 * time.Millisecond
 
 // stream is the one long-lived stream of an open chat. It subscribes to the
 // thread (and, for the sidebar, to thread-level events of every thread),
@@ -50,7 +57,7 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 	inboxWatch := s.inboxes.Watch()
 	defer inboxWatch.Close()
 
-	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}, live: map[string]*liveReply{},
+	v := &chatStream{s: s, id: id, at: r.URL.Query().Get("m"), out: w, sse: datastar.NewSSE(w, r, datastar.WithContext(ctx)), shown: map[string]bool{}, live: map[string]*liveReply{},
 		gate: newGate()}
 	s.gates.Store(v.gate.token, v.gate)
 	defer s.gates.Delete(v.gate.token)
@@ -62,9 +69,19 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	var last time.Time // the last frame that patched a message
+	// One timer wakes the loop for the next frame: wake arms it to fire d
+	// from now, unless it fires sooner already.
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var due time.Time // when timer fires; zero when it is not armed
+	wake := func(d time.Duration) {
+		if at := time.Now().Add(d); due.IsZero() || at.Before(due) {
+			due = at
+			timer.Reset(d)
+		}
+	}
+	var last time.Time // the last frame that patched a reply on the page
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,8 +90,8 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 		case <-listSub.Ready():
 		case <-inboxWatch.C():
 			v.inbox, v.sidebar = true, true // the sidebar marks chats that need you
-		case <-timerC:
-			timerC = nil
+		case <-timer.C:
+			due = time.Time{}
 		case n := <-v.gate.acks:
 			v.gate.acked(n)
 		case <-v.gate.expired():
@@ -84,28 +101,16 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 		if !v.dirty() || v.gate.waiting {
 			continue // what changes meanwhile goes in the frame after the page's answer
 		}
-		spacing := frame
-		if !v.replyDirty() {
-			spacing = sideDelay // what a reply's frame left for later
-		}
-		if wait := spacing - time.Since(last); !v.urgent && wait > 0 {
-			if timerC == nil {
-				if timer == nil {
-					timer = time.NewTimer(wait)
-				} else {
-					timer.Reset(wait)
-				}
-				timerC = timer.C
-			}
+		if wait := v.wait(last); wait > 0 {
+			wake(wait)
 			continue
 		}
-		// Only a reply's frames space the next one: a sidebar or a new
-		// message patched just before the first token must not hold it.
-		if len(v.changed) > 0 {
-			last = time.Now()
-		}
+		at := time.Now()
 		v.frameBytes = 0
 		err := v.flush(ctx)
+		if v.paced {
+			last = at
+		}
 		if err == nil && (v.behind || v.frameBytes >= ackMin) {
 			err = v.askAck()
 		}
@@ -113,19 +118,29 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			s.logStreamEnd(id, err)
 			return
 		}
-		if (v.behind || v.sideDirty()) && timerC == nil { // no event needs to wake the next frame
-			wait := frame
-			if v.sideDirty() {
-				wait = sideDelay
-			}
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			timerC = timer.C
+		// No event needs to wake the next frame.
+		if v.sideDirty() {
+			wake(sideDelay)
+		} else if v.behind {
+			wake(frame)
 		}
 	}
+}
+
+// wait is how long the next frame waits: a reply's frames go a frame
+// apart, the rest sideDelay after the last of them, or while a run is
+// opening with its reply's first frame (startHold at most); a terminal
+// event waits for nothing.
+func (v *chatStream) wait(last time.Time) time.Duration {
+	switch {
+	case v.urgent:
+		return 0
+	case v.replyDirty():
+		return frame - time.Since(last)
+	case time.Now().Before(v.openUntil):
+		return time.Until(v.openUntil)
+	}
+	return sideDelay - time.Since(last)
 }
 
 func (s *Server) logStreamEnd(id string, err error) {
@@ -139,7 +154,8 @@ func (s *Server) logStreamEnd(id string, err error) {
 type chatStream struct {
 	s     *Server
 	id    string
-	at    string // the message the chat opened on (a search hit): full shows its page
+	at    string        // the message the chat opened on (a search hit): full shows its page
+	out   *streamWriter // under sse
 	sse   *datastar.ServerSentEventGenerator
 	shown map[string]bool       // message ids in the browser's #messages
 	args  argPreview            // parsers of tool calls being written
@@ -158,6 +174,17 @@ type chatStream struct {
 	branch   bool // the active branch changed: show its messages again
 	behind   bool // a reply on the page lags its text (liveReply's pace): send more next frame
 	held     bool // the last flush left all but the messages for the next (sideDelay)
+	// paced says the last flush patched a message already on the page (a
+	// reply's text, its state): only such frames space the next one a
+	// frame apart. A run's start marks its reply changed before the
+	// first token, and a frame that found nothing to patch held that
+	// token back up to a frame; at 50 tok/s each later token then waited
+	// for the one before, 15, 10, 6, 2 ms.
+	paced bool
+	// openUntil is when the rest stops waiting for the first frame of the
+	// reply of run openRun (opening); zero when it does not wait.
+	openRun   string
+	openUntil time.Time
 
 	gate       *gate             // flow control (flow.go)
 	last       map[string]string // what patchOnce last sent, by part
@@ -251,12 +278,20 @@ func (v *chatStream) full(ctx context.Context) error {
 	return v.patchInboxSidebar(ctx, in, true, true)
 }
 
-// flush patches everything marked changed; when messages change and
-// nothing is terminal, only them, and the rest sideDelay later (once:
-// what waited goes with the next frame, however busy the reply).
+// flush patches everything marked changed, the messages first: a frame
+// that patches them leaves the rest (the sidebar, the header, the inbox,
+// the composer's buttons, the task panel, the usage) for sideDelay later,
+// once (what waited goes with the next frame, however busy the reply).
+// While a run is opening the rest waits, and goes with its reply's first
+// frame, after it: the page then applies and draws it all in the time
+// before the next token, where sent sideDelay later it was still at it
+// when the second token came.
 func (v *chatStream) flush(ctx context.Context) error {
-	hold := !v.urgent && !v.held && v.replyDirty() && v.sideDirty()
-	v.held = hold
+	live, running := v.s.rt.Live(v.id)
+	wasOpen := !v.openUntil.IsZero()
+	open := v.opening(running, live)
+	hold := v.sideDirty() && (open && !v.urgent || (!wasOpen && !v.held && v.replyDirty()))
+	v.held, v.paced = hold, false
 	defer func() {
 		v.added, v.changed, v.urgent = nil, nil, false
 		if !hold {
@@ -288,7 +323,6 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	live, running := v.s.rt.Live(v.id)
 	// A reply the page lags: the next piece of it, live or finishing.
 	if v.behind {
 		v.behind = false
@@ -331,6 +365,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 	}
+	written := v.out.written
 	for id := range v.changed {
 		if !v.shown[id] {
 			continue
@@ -370,6 +405,7 @@ func (v *chatStream) flush(ctx context.Context) error {
 			return err
 		}
 	}
+	v.paced = v.out.written > written
 	if hold {
 		return nil
 	}
@@ -413,6 +449,19 @@ func (v *chatStream) flush(ctx context.Context) error {
 		return v.patchInboxSidebar(ctx, v.s.inboxes.Latest(), v.inbox, v.sidebar)
 	}
 	return nil
+}
+
+// opening says whether a run has started whose reply has nothing to show
+// yet, for at most startHold from when this stream first saw it so.
+func (v *chatStream) opening(running bool, live agentcore.Live) bool {
+	open := running && len(live.Content.Parts) == 0
+	if open && v.openRun != live.Run.ID {
+		v.openRun, v.openUntil = live.Run.ID, time.Now().Add(startHold)
+	}
+	if open = open && time.Now().Before(v.openUntil); !open {
+		v.openUntil = time.Time{}
+	}
+	return open
 }
 
 // patchInboxSidebar sends the inbox (bell and list) and/or the sidebar,

@@ -18,6 +18,7 @@ type streamWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	written int64 // bytes so far: a chat stream's frame tells from it whether it patched a reply
 }
 
 func (s *Server) streamWriter(w http.ResponseWriter) *streamWriter {
@@ -28,7 +29,9 @@ func (sw *streamWriter) arm() { _ = sw.rc.SetWriteDeadline(time.Now().Add(sw.tim
 
 func (sw *streamWriter) Write(p []byte) (int, error) {
 	sw.arm()
-	return sw.ResponseWriter.Write(p)
+	n, err := sw.ResponseWriter.Write(p)
+	sw.written += int64(n)
+	return n, err
 }
 
 // FlushError is what http.ResponseController.Flush calls.
