@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -188,6 +190,7 @@ type chatStream struct {
 
 	gate       *gate             // flow control (flow.go)
 	last       map[string]string // what patchOnce last sent, by part
+	rows       map[string]string // the sidebar's rows as last sent, by thread id (patchSidebar)
 	frameBytes int               // HTML the frame being flushed patches into a reply
 }
 
@@ -269,6 +272,15 @@ func (v *chatStream) full(ctx context.Context) error {
 		return err
 	}
 	if err := v.patchOnce("actions", components.ComposerActions(v.id, c.Running, c.Waiting)); err != nil {
+		return err
+	}
+	// The header too, though the page came with it: what it was sent
+	// then may have changed since, and from here on this stream patches
+	// only what changes in it.
+	if err := v.patchHeader(ctx, t); err != nil {
+		return err
+	}
+	if err := v.patchOnce("usage", components.ThreadUsageView(v.s.threadUsage(ctx, t))); err != nil {
 		return err
 	}
 	in, err := v.s.inboxes.Current(ctx)
@@ -415,21 +427,13 @@ func (v *chatStream) flush(ctx context.Context) error {
 		}
 	}
 	if v.header {
-		c := components.Chat{ThreadID: t.ID, Title: t.Title, Model: v.s.threadModel(t), Plans: approvedPlans(t), Workspace: threadWorkspace(t, v.s.cfg.Workspace), CanPick: v.s.cfg.PickFolder != nil,
-			Usage: v.s.threadUsage(ctx, t), Instructions: v.s.instructions(ctx, t), Agent: v.s.chatAgent(ctx, t)}
-		c.Thinking, c.NoThinking = v.s.chatThinking(t)
-		c.Sampling = v.s.chatSampling(ctx, t)
-		if err := v.patchOnce("header", components.ChatHeader(c, v.s.modelList(c.Model))); err != nil {
-			return err
-		}
-		if err := v.patchOnce("mode", components.ModeSwitch(t.ID, threadMode(t))); err != nil {
-			return err
-		}
-		if err := v.patchOnce("yolo", components.YoloSwitch(t.ID, chat.Of(t).YOLO)); err != nil {
+		if err := v.patchHeader(ctx, t); err != nil {
 			return err
 		}
 	}
-	if v.usage && !v.header {
+	// The usage sits beside Send, not in the header; its context meter
+	// depends on the chat's model, which the header switches.
+	if v.usage || v.header {
 		if err := v.patchOnce("usage", components.ThreadUsageView(v.s.threadUsage(ctx, t))); err != nil {
 			return err
 		}
@@ -483,7 +487,77 @@ func (v *chatStream) patchInboxSidebar(ctx context.Context, in chat.Snapshot, in
 	if err != nil {
 		return err
 	}
-	return v.patchOnce("sidebar", components.SidebarView(sb))
+	return v.patchSidebar(sb)
+}
+
+// patchHeader patches the chat's header, its mode and YOLO switches: of
+// the header only its title when nothing else in it changed (a run's
+// start titles a new chat), else all of it. Each morph of the page is
+// time a reply's first tokens wait behind.
+func (v *chatStream) patchHeader(ctx context.Context, t agentcore.Thread) error {
+	c := components.Chat{ThreadID: t.ID, Model: v.s.threadModel(t), Plans: approvedPlans(t), Workspace: threadWorkspace(t, v.s.cfg.Workspace), CanPick: v.s.cfg.PickFolder != nil,
+		Usage: v.s.threadUsage(ctx, t), Instructions: v.s.instructions(ctx, t), Agent: v.s.chatAgent(ctx, t)}
+	c.Thinking, c.NoThinking = v.s.chatThinking(t)
+	c.Sampling = v.s.chatSampling(ctx, t)
+	models := v.s.modelList(c.Model)
+	// The header's shape is the header with no title.
+	if shape := renderString(components.ChatHeader(c, models)); v.last["header"] != shape {
+		c.Title = t.Title
+		v.setLast("header", shape)
+		v.setLast("title", renderString(components.ChatTitle(t.Title)))
+		if err := v.sse.PatchElementTempl(components.ChatHeader(c, models)); err != nil {
+			return err
+		}
+	} else if err := v.patchOnce("title", components.ChatTitle(t.Title)); err != nil {
+		return err
+	}
+	if err := v.patchOnce("mode", components.ModeSwitch(t.ID, threadMode(t))); err != nil {
+		return err
+	}
+	return v.patchOnce("yolo", components.YoloSwitch(t.ID, chat.Of(t).YOLO))
+}
+
+// patchSidebar patches the sidebar: only the rows that changed while its
+// groups hold the same chats in the same order (a run starts or ends, a
+// chat is titled), else all of it. It lists up to 500 chats: morphing
+// all of them at every run's start and end cost the page more than the
+// reply's first tokens.
+func (v *chatStream) patchSidebar(sb components.Sidebar) error {
+	var shape strings.Builder
+	rows := make(map[string]string, len(v.rows))
+	for _, g := range sb.Groups {
+		fmt.Fprintf(&shape, "%q %q:", g.ID, g.Label)
+		for _, t := range g.Threads {
+			shape.WriteString(" " + t.ID)
+			rows[t.ID] = renderString(components.ThreadRow(t, t.ID == sb.ActiveID))
+		}
+		shape.WriteByte('\n')
+	}
+	same := v.rows != nil && v.last["sidebar"] == shape.String()
+	old := v.rows
+	v.rows = rows
+	if !same {
+		v.setLast("sidebar", shape.String())
+		return v.sse.PatchElementTempl(components.SidebarView(sb))
+	}
+	for _, g := range sb.Groups {
+		for _, t := range g.Threads {
+			if html := rows[t.ID]; html != old[t.ID] {
+				if err := v.sse.PatchElements(html); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// setLast records html as what this stream last sent for part.
+func (v *chatStream) setLast(part, html string) {
+	if v.last == nil {
+		v.last = map[string]string{}
+	}
+	v.last[part] = html
 }
 
 // patchOnce patches c unless its HTML is what this stream last sent for
@@ -495,10 +569,7 @@ func (v *chatStream) patchOnce(part string, c templ.Component) error {
 	if v.last[part] == html {
 		return nil
 	}
-	if v.last == nil {
-		v.last = map[string]string{}
-	}
-	v.last[part] = html
+	v.setLast(part, html)
 	return v.sse.PatchElements(html)
 }
 

@@ -31,7 +31,7 @@ func (m heldModel) Stream(ctx context.Context, _ llm.Request) iter.Seq2[llm.Part
 			part llm.Part
 		}{
 			{m.first, llm.Part{Type: llm.PartTextDelta, Text: "first"}},
-			{m.end, llm.Part{Type: llm.PartFinish, FinishReason: "stop"}},
+			{m.end, llm.Part{Type: llm.PartFinish, FinishReason: "stop", Usage: llm.Usage{InputTokens: 1840, OutputTokens: 120, TotalTokens: 1960}}},
 		} {
 			select {
 			case <-step.gate:
@@ -92,7 +92,9 @@ func TestRunStartSendsTheReplyFirst(t *testing.T) {
 			return rec.Body.String()
 		}
 		sent()
-		side := []string{`id="sidebar"`, `id="chat-header"`, `id="composer-actions"`}
+		// What the run's start changes: the chat's title (from its first
+		// message, hostile here), its row in the sidebar, the buttons.
+		side := []string{`id="chat-title"`, `id="thread-` + th.ID + `"`, `id="composer-actions"`}
 		frame := func() string {
 			t.Helper()
 			if err := v.flush(ctx); err != nil {
@@ -123,7 +125,7 @@ func TestRunStartSendsTheReplyFirst(t *testing.T) {
 			}
 		}
 
-		if _, err := rt.Send(ctx, agentcore.SendRequest{ThreadID: th.ID, Text: "count"}); err != nil {
+		if _, err := rt.Send(ctx, agentcore.SendRequest{ThreadID: th.ID, Text: "<b>count</b>"}); err != nil {
 			t.Fatal(err)
 		}
 		start := play()
@@ -156,6 +158,15 @@ func TestRunStartSendsTheReplyFirst(t *testing.T) {
 				t.Errorf("%s did not follow the text of the reply's first frame (at %d, the text at %d)", part, i, text)
 			}
 		}
+		// Only what changed: not the whole header, not the whole sidebar.
+		for _, whole := range []string{`id="chat-header"`, `id="sidebar"`, `id="mode-switch"`, `id="yolo-switch"`} {
+			if strings.Contains(first, whole) {
+				t.Errorf("the reply's first frame sent all of %s, where only its title or a row changed", whole)
+			}
+		}
+		if strings.Contains(first, "<b>count") || !strings.Contains(first, "&lt;b&gt;count") {
+			t.Errorf("the chat's title, from its first message, is not escaped text:\n%s", first)
+		}
 		if !strings.Contains(first, `id="stop"`) {
 			t.Error("the composer does not offer Stop while the run goes on")
 		}
@@ -176,6 +187,38 @@ func TestRunStartSendsTheReplyFirst(t *testing.T) {
 		}
 		if rest := frame(); !strings.Contains(rest, `id="send"`) {
 			t.Errorf("the composer does not offer Send after the run:\n%s", rest)
+		}
+
+		// A new chat changes the sidebar's list: all of it goes.
+		if _, err := rt.CreateThread(ctx, agentcore.Thread{ResourceID: "default", Title: "another"}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		v.take(threadSub.Drain(), listSub.Drain())
+		if list := frame(); !strings.Contains(list, `id="sidebar"`) || !strings.Contains(list, "another") {
+			t.Errorf("a new chat did not send the sidebar's list:\n%s", list)
+		}
+
+		// A run whose start and end come in one frame with a change of
+		// the header (a rename): the usage beside Send, which is not in
+		// the header, goes with them (it went only with frames that left
+		// the header alone).
+		if _, err := rt.Send(ctx, agentcore.SendRequest{ThreadID: th.ID, Text: "again"}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		renamed := "renamed"
+		if _, err := rt.UpdateThread(ctx, th.ID, agentcore.ThreadPatch{Title: &renamed}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		v.take(threadSub.Drain(), listSub.Drain())
+		var all strings.Builder
+		for i := 0; v.dirty() && i < 5; i++ {
+			all.WriteString(frame())
+		}
+		if got := all.String(); !strings.Contains(got, "3.7k in · 240 out") || !strings.Contains(got, "renamed") {
+			t.Errorf("a run in one frame with a rename did not send the chat's usage and title:\n%s", got)
 		}
 	})
 }
