@@ -250,6 +250,25 @@ const longTasks = `() => {
 // streamFrom starts longTasks' count.
 const streamFrom = `() => { window.__from = performance.now() }`
 
+// longFrames records, like longTasks, the page's animation frames over
+// 50 ms and what each spent its time on: its scripts (the longest named),
+// style and layout, and the rest (rendering, the collector).
+// PARLEY_LARGE_FRAMES=1 prints them for each run of
+// TestBenchLargeWritePreview.
+const longFrames = `() => {
+	window.__frames = [];
+	new PerformanceObserver(list => { for (const e of list.getEntries()) {
+		if (e.startTime < window.__from) continue;
+		const end = e.startTime + e.duration;
+		let scripts = 0, top = null;
+		for (const s of e.scripts) { scripts += s.duration; if (!top || s.duration > top.duration) top = s }
+		const layout = e.styleAndLayoutStart ? end - e.styleAndLayoutStart : 0;
+		window.__frames.push(Math.round(e.duration) + 'ms: scripts ' + Math.round(scripts) +
+			(top ? ' (' + top.invokerType + ' ' + top.invoker + ' ' + Math.round(top.duration) + ')' : '') +
+			', style+layout ' + Math.round(layout) + ', rest ' + Math.round(e.duration - scripts - layout));
+	} }).observe({type: 'long-animation-frame', buffered: true});
+}`
+
 // writeWait bounds a large write's stream: 1 MiB cost Parley over a
 // minute of CPU before its streaming was made linear.
 const writeWait = 5 * time.Minute
@@ -265,6 +284,10 @@ func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.
 	pg, closePage := openThread(t, s, id)
 	defer closePage()
 	pg.MustEval(longTasks)
+	frames := os.Getenv("PARLEY_LARGE_FRAMES") != ""
+	if frames {
+		pg.MustEval(longFrames)
+	}
 	if asText {
 		s.Model.Push(scripted.Reply{Text: content, Tokens: chunks(content, 16)})
 	} else {
@@ -293,6 +316,11 @@ func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.
 	}
 	for _, v := range pg.MustEval(`() => window.__long`).Arr() {
 		longest = max(longest, v.Num())
+	}
+	if frames {
+		for _, f := range pg.MustEval(`() => window.__frames`).Arr() {
+			fmt.Println("long frame", f.Str())
+		}
 	}
 	return cpu, longest
 }
