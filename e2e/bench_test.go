@@ -251,8 +251,8 @@ const longTasks = `() => {
 const streamFrom = `() => { window.__from = performance.now() }`
 
 // longFrames records, like longTasks, the page's animation frames over
-// 50 ms and what each spent its time on: its scripts (the longest named),
-// style and layout, and the rest (rendering, the collector).
+// 50 ms, when (from streamFrom) and what each spent its time on: its
+// scripts (the longest named), style and layout, and the rest.
 // PARLEY_LARGE_FRAMES=1 prints them for each run of
 // TestBenchLargeWritePreview.
 const longFrames = `() => {
@@ -263,7 +263,7 @@ const longFrames = `() => {
 		let scripts = 0, top = null;
 		for (const s of e.scripts) { scripts += s.duration; if (!top || s.duration > top.duration) top = s }
 		const layout = e.styleAndLayoutStart ? end - e.styleAndLayoutStart : 0;
-		window.__frames.push(Math.round(e.duration) + 'ms: scripts ' + Math.round(scripts) +
+		window.__frames.push('at ' + Math.round(e.startTime - window.__from) + ' ms, ' + Math.round(e.duration) + ' ms: scripts ' + Math.round(scripts) +
 			(top ? ' (' + top.invokerType + ' ' + top.invoker + ' ' + Math.round(top.duration) + ')' : '') +
 			', style+layout ' + Math.round(layout) + ', rest ' + Math.round(e.duration - scripts - layout));
 	} }).observe({type: 'long-animation-frame', buffered: true});
