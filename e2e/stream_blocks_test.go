@@ -178,3 +178,42 @@ const blockTops = `async (contained) => {
 	st.remove();
 	return tops;
 }`
+
+// Datastar leaves a reply being written alone: its live container carries
+// data-ignore, so an element added inside it is neither scanned for
+// Datastar attributes (each frame adds thousands, and the scan was a third
+// of the page's script time, issue 12) nor acted on. A Datastar attribute
+// the model writes as raw HTML is dropped by the sanitiser, and one that
+// slipped through would still be inert. The element added outside it is
+// the control: Datastar runs its expression there.
+func TestLiveReplyIsInertToDatastar(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	hostile := "<span data-text=\"'pwned'\" data-on:click=\"window.__pwned = 1\">model span</span>\n\n"
+	p.Model.Push(scripted.Reply{Text: hostile + strings.Repeat(blocksReply+"\n```\n\n", 3), ChunkSize: 8, Delay: 5 * time.Millisecond})
+	pg := p.page("/t/" + id)
+	pg.MustElement("#draft").MustInput("go")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant .md-live .md-open') !== null`)
+	pg.MustEval(`() => {
+		const probe = (id) => { const b = document.createElement('b'); b.id = id; b.setAttribute('data-text', "'ran'"); b.textContent = 'inert'; return b };
+		document.querySelector('#messages .msg-assistant .md-live .md-chunk').prepend(probe('probe-in'));
+		document.body.append(probe('probe-out'));
+	}`)
+	waitJS(t, pg, `() => document.getElementById('probe-out').textContent === 'ran'`)
+	if got := evalString(pg, `() => document.getElementById('probe-in')?.textContent ?? 'gone'`); got != "inert" {
+		t.Fatalf("an element added to the live reply was acted on by Datastar: its text is %q", got)
+	}
+	if !pg.MustEval(`() => document.querySelector('#messages .msg-assistant .md-live').closest('[data-ignore]') !== null`).Bool() {
+		t.Fatal("the live reply is not under data-ignore")
+	}
+	pg.MustEval(`() => document.getElementById('probe-in').remove()`)
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+	body := `document.querySelector('#messages .msg-assistant .msg-body')`
+	if n := pg.MustEval(`() => ` + body + `.querySelectorAll('[data-text], [data-on\\:click]').length`).Int(); n != 0 {
+		t.Fatalf("%d elements of the reply carry the model's Datastar attributes", n)
+	}
+	if text := evalString(pg, `() => `+body+`.textContent`); !strings.Contains(text, `<span data-text="'pwned'"`) {
+		t.Fatalf("the model's raw HTML is not shown as its text: %q", text[:min(len(text), 200)])
+	}
+}

@@ -14,7 +14,7 @@ import (
 // each new piece costs about its own size, not the size of everything
 // before it. The page holds the text as
 //
-//	<div class="md-live" id="ID">
+//	<div class="md-live" id="ID" data-ignore>
 //	  <div class="md-chunk" id="ID-c0">…finished blocks…</div>
 //	  …
 //	  <div class="md-chunk" id="ID-cK">
@@ -87,9 +87,12 @@ func (s *Stream) Shell() string {
 }
 
 // container is the whole element with open as the open block's content,
-// in a new chunk.
+// in a new chunk. It carries data-ignore: Datastar scans every element
+// added to the page for its attributes (each one's dataset and attribute
+// list), which Markdown never carries, and a frame of highlighted code
+// adds thousands; under data-ignore the scan stops at one closest() each.
 func (s *Stream) container(open string) string {
-	return `<div class="md-live" id="` + s.id + `">` + s.chunkHTML(open) + `</div>`
+	return `<div class="md-live" id="` + s.id + `" data-ignore>` + s.chunkHTML(open) + `</div>`
 }
 
 // chunkMax is the source a chunk holds before the open wrapper moves on

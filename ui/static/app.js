@@ -339,7 +339,7 @@ function waitingFocusTarget(item) {
         }
       }
     }
-    pill.hidden = !target;
+    if (pill.hidden !== !target) pill.hidden = !target;
     const text = (below ? "↓" : "↑") + " waiting for you";
     if (target && pill.textContent !== text) pill.textContent = text;
   };
