@@ -403,10 +403,18 @@ function waitingFocusTarget(item) {
     const m = firstInView(el);
     anchor = m ? { el: m, at: offset(el, m) } : null;
   };
+  // Only the reader unpins the view, by moving it up. A fast reply can
+  // grow the content past the bottom again between the page's scroll and
+  // its event, which is not the reader leaving: at 8 KiB a frame the view
+  // stopped following half a second into a long reply.
+  let top = 0; // the scroller's scrollTop as the page last saw or set it
   document.addEventListener("scroll", (e) => {
-    if (e.target.id !== "scroller") return;
-    pinned = atBottom(e.target);
-    remember(e.target);
+    const el = e.target;
+    if (el.id !== "scroller") return;
+    if (atBottom(el)) pinned = true;
+    else if (el.scrollTop < top) pinned = false;
+    top = el.scrollTop;
+    remember(el);
   }, true);
   // A reply of many blocks (a long answer, a generated file) has its code
   // blocks and tables laid out only near the screen (.md-many, app.css):
@@ -432,12 +440,26 @@ function waitingFocusTarget(item) {
       }
     }
   };
+  // The messages' height changes without a mutation too: a block laid out
+  // only near the screen (content-visibility: auto) takes its real height
+  // once the view reaches it, and the bottom moves.
+  let watched = null;
+  const heights = new ResizeObserver(() => followSoon());
+  const watch = () => {
+    const list = document.getElementById("messages");
+    if (list === watched) return;
+    if (watched) heights.unobserve(watched);
+    if (list) heights.observe(list);
+    watched = list;
+  };
   const follow = () => {
+    watch();
     markMany();
     const el = scroller();
     if (!el) return;
     if (pinned) {
       el.scrollTop = el.scrollHeight;
+      top = el.scrollTop;
       return;
     }
     if (!anchor?.el.isConnected) return;
@@ -445,6 +467,7 @@ function waitingFocusTarget(item) {
     if (Math.abs(at - anchor.at) >= 1) {
       el.scrollTop += at - anchor.at;
       anchor.at = at;
+      top = el.scrollTop;
     }
   };
   // Once per frame: reading scrollHeight lays the page out, and a long

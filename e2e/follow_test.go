@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod/lib/input"
+
+	"parley/agentcore/scripted"
+)
+
+// fromBottom is how far the chat's view is above the end of its content,
+// once the page has drawn what it has.
+const fromBottom = `async () => {
+	await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+	const el = document.getElementById('scroller');
+	return el.scrollHeight - el.scrollTop - el.clientHeight;
+}`
+
+// A reply that comes faster than the page draws it is followed to its end:
+// the content growing past the bottom between the page's scroll and its
+// event is not the reader leaving (at full speed the view stopped
+// following half a second into a long reply). The reader leaves by
+// scrolling up, and the view then stays where they put it while the
+// reply goes on.
+func TestFastReplyIsFollowed(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	text := markdownText(160 << 10)
+	p.Model.Push(scripted.Reply{Text: text, Tokens: chunks(text, 16)})
+	pg := p.page("/t/" + id)
+	pg.MustElement("#draft").MustInput("go")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+	if d := pg.MustEval(fromBottom).Num(); d >= 80 {
+		t.Fatalf("the view is %.0f px above the end of a reply it was following", d)
+	}
+
+	p.Model.Push(scripted.Reply{Text: text[:8<<10], ChunkSize: 4, Delay: 10 * time.Millisecond})
+	pg.MustElement("#draft").MustInput("again")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelectorAll('#messages .msg-assistant').length === 2 && document.querySelector('#messages .msg-assistant:last-child .md-open') !== null`)
+	pg.MustElement("#scroller").MustHover()
+	pg.Mouse.MustScroll(0, -1500)
+	waitJS(t, pg, `() => { const el = document.getElementById('scroller'); return el.scrollHeight - el.scrollTop - el.clientHeight > 1000 }`)
+	at := pg.MustEval(`() => document.getElementById('scroller').scrollTop`).Num()
+	time.Sleep(300 * time.Millisecond) // the reply goes on below
+	if now := pg.MustEval(`() => document.getElementById('scroller').scrollTop`).Num(); now != at {
+		t.Fatalf("the view moved from %.0f to %.0f px after the reader scrolled up", at, now)
+	}
+	if pg.MustHas(`#messages .msg-assistant:last-child[data-status=complete]`) {
+		t.Fatal("the reply ended before the view was checked: make it longer")
+	}
+}
