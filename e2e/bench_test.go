@@ -302,6 +302,13 @@ func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.
 	s.say(t, id, "go")
 	waitJSFor(t, pg, writeWait, runEnded)
 	cpu = s.cpu(t) - start
+	// The page followed the stream to its end: a page that stops following
+	// draws nothing of what comes after, and its frames cost nothing.
+	if !s.floor {
+		if d := pg.MustEval(fromBottom).Num(); d >= 80 {
+			t.Fatalf("the view is %.0f px above the end of the stream it was following", d)
+		}
+	}
 	if !asText && !s.floor {
 		card := `document.querySelector('#messages [data-tool-call-id]')`
 		if got := pg.MustEval(`() => ` + card + `?.dataset.state`).String(); got != "done" {

@@ -20,7 +20,8 @@ const fromBottom = `async () => {
 // A reply that comes faster than the page draws it is followed to its end:
 // the content growing past the bottom between the page's scroll and its
 // event is not the reader leaving (at full speed the view stopped
-// following half a second into a long reply). The reader leaves by
+// following half a second into a long reply), and neither is the content
+// above getting shorter. The reader leaves by
 // scrolling up, and the view then stays where they put it while the
 // reply goes on.
 func TestFastReplyIsFollowed(t *testing.T) {
@@ -35,6 +36,22 @@ func TestFastReplyIsFollowed(t *testing.T) {
 	if d := pg.MustEval(fromBottom).Num(); d >= 80 {
 		t.Fatalf("the view is %.0f px above the end of a reply it was following", d)
 	}
+
+	// Content above getting shorter makes the browser clamp the scroll up;
+	// content that comes before the scroll event leaves the view above the
+	// bottom. Neither is the reader leaving.
+	pg.MustEval(`async () => {
+		const el = document.getElementById('scroller'), list = document.getElementById('messages');
+		const pad = document.createElement('div'); pad.id = 'pad'; pad.style.height = '600px'; list.prepend(pad);
+		await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+		pad.style.height = '300px'; // the next frame clamps the scroll up by 300 px
+		await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+		const more = document.createElement('div'); more.id = 'more'; more.style.height = '500px'; list.append(more);
+	}`)
+	if d := pg.MustEval(fromBottom).Num(); d >= 80 {
+		t.Fatalf("the view stopped following when the content above got shorter: %.0f px above the end", d)
+	}
+	pg.MustEval(`() => { document.getElementById('pad').remove(); document.getElementById('more').remove() }`)
 
 	p.Model.Push(scripted.Reply{Text: text[:8<<10], ChunkSize: 4, Delay: 10 * time.Millisecond})
 	pg.MustElement("#draft").MustInput("again")

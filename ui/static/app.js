@@ -403,16 +403,29 @@ function waitingFocusTarget(item) {
     const m = firstInView(el);
     anchor = m ? { el: m, at: offset(el, m) } : null;
   };
-  // Only the reader unpins the view, by moving it up. A fast reply can
-  // grow the content past the bottom again between the page's scroll and
-  // its event, which is not the reader leaving: at 8 KiB a frame the view
-  // stopped following half a second into a long reply.
+  // Only the reader unpins the view: by moving it up with the wheel, a
+  // touch, a key, the scrollbar or the waiting pill, or by a jump of more
+  // than a screen up (Home, a script). The content changing under the view
+  // does not: a fast reply grows past the bottom between the page's scroll
+  // and its event (at 8 KiB a frame the view stopped following half a
+  // second into a long reply), and content above getting shorter, or the
+  // view taller, makes the browser clamp the scroll.
   let top = 0; // the scroller's scrollTop as the page last saw or set it
+  let moved = -Infinity; // when the reader last did something that scrolls
+  const reader = (e) => (moved = e.timeStamp);
+  addEventListener("wheel", reader, { capture: true, passive: true });
+  addEventListener("touchmove", reader, { capture: true, passive: true });
+  addEventListener("keydown", (e) => {
+    if (["PageUp", "PageDown", "ArrowUp", "ArrowDown", "Home", "End", " "].includes(e.key) && !e.target.closest?.("input, textarea, select, [contenteditable]")) reader(e);
+  }, true);
+  addEventListener("pointerdown", (e) => {
+    if (e.target.id === "scroller" || e.target.closest?.("#waiting-pill")) reader(e);
+  }, true);
   document.addEventListener("scroll", (e) => {
     const el = e.target;
     if (el.id !== "scroller") return;
     if (atBottom(el)) pinned = true;
-    else if (el.scrollTop < top) pinned = false;
+    else if (el.scrollTop < top && (e.timeStamp - moved < 1000 || top - el.scrollTop > el.clientHeight)) pinned = false;
     top = el.scrollTop;
     remember(el);
   }, true);
