@@ -418,14 +418,17 @@ function waitingFocusTarget(item) {
   addEventListener("keydown", (e) => {
     if (["PageUp", "PageDown", "ArrowUp", "ArrowDown", "Home", "End", " "].includes(e.key) && !e.target.closest?.("input, textarea, select, [contenteditable]")) reader(e);
   }, true);
+  let dragging = false; // the scrollbar is held
   addEventListener("pointerdown", (e) => {
-    if (e.target.id === "scroller" || e.target.closest?.("#waiting-pill")) reader(e);
+    dragging = e.target.id === "scroller";
+    if (dragging || e.target.closest?.("#waiting-pill")) reader(e);
   }, true);
+  for (const end of ["pointerup", "pointercancel"]) addEventListener(end, () => (dragging = false), true);
   document.addEventListener("scroll", (e) => {
     const el = e.target;
     if (el.id !== "scroller") return;
     if (atBottom(el)) pinned = true;
-    else if (el.scrollTop < top && (e.timeStamp - moved < 1000 || top - el.scrollTop > el.clientHeight)) pinned = false;
+    else if (el.scrollTop < top && (dragging || e.timeStamp - moved < 1000 || top - el.scrollTop > el.clientHeight)) pinned = false;
     top = el.scrollTop;
     remember(el);
   }, true);
