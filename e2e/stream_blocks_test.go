@@ -66,9 +66,12 @@ func TestStreamedReplyEqualsReload(t *testing.T) {
 		pg.MustElement("#draft").MustInput("show me everything")
 		pg.Keyboard.MustType(input.Enter)
 		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
-		// Only a reply of many blocks is laid out lazily (.md-many).
-		if many := pg.MustEval(`() => document.querySelector('#messages .msg-assistant .msg-body').classList.contains('md-many')`).Bool(); many != (chunk == 20000) {
-			t.Fatalf("chunk %d: .md-many is %v", chunk, many)
+		// A reply written on the page is laid out lazily by its chunks,
+		// not block by block (.md-many): that is for a reply of many
+		// blocks rendered whole, as the reload below shows it.
+		const many = `() => document.querySelector('#messages .msg-assistant .msg-body').classList.contains('md-many')`
+		if pg.MustEval(many).Bool() {
+			t.Fatalf("chunk %d: the streamed reply is .md-many", chunk)
 		}
 		streamed := evalString(pg, bodyHTML)
 		streamedHeight := pg.MustEval(bodyHeight).Num()
@@ -93,6 +96,9 @@ func TestStreamedReplyEqualsReload(t *testing.T) {
 		waitJS(t, pg, `() => document.readyState === 'complete' && document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
 		whole := evalString(pg, bodyHTML)
 		wholeHeight := pg.MustEval(bodyHeight).Num()
+		if got := pg.MustEval(many).Bool(); got != (chunk == 20000) {
+			t.Fatalf("chunk %d: the reloaded reply's .md-many is %v", chunk, got)
+		}
 		if streamed != whole {
 			at := 0
 			for at < min(len(streamed), len(whole)) && streamed[at] == whole[at] {
@@ -142,6 +148,14 @@ func TestStreamedChunksLayOutAsBlocks(t *testing.T) {
 		}
 		if len(chunks) < 5 || contained < len(chunks)-2 {
 			t.Fatalf("%s: %d chunks, %d of them contained", c.name, len(chunks), contained)
+		}
+		// Every chunk has style containment from the start, the one still
+		// filling (display: contents) too: an element whose style
+		// containment changes makes Chromium walk the whole document for
+		// its counters, and a chunk filling up every frame made each frame
+		// of a long reply cost more than the one before.
+		if n := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-chunk')].filter(c => !getComputedStyle(c).contain.includes('style')).length`).Int(); n != 0 {
+			t.Fatalf("%s: %d chunks without style containment", c.name, n)
 		}
 		streamed := pg.MustEval(blockTops, true).Arr()
 		pg.MustReload()

@@ -436,31 +436,33 @@ function waitingFocusTarget(item) {
   // blocks and tables laid out only near the screen (.md-many, app.css):
   // 1 MiB of Markdown is some 700,000 elements. Other replies are laid out
   // whole, so that a jump to a message or a page of older ones lands on
-  // real heights, not estimates.
+  // real heights, not estimates. A reply being written is not marked: its
+  // finished blocks are in chunks laid out only near the screen already
+  // (ui/markdown's Stream), and thousands of blocks each watched for the
+  // screen cost every frame more than the chunks save.
   const MANY = 150;
-  // The blocks of a reply being written are in chunks (ui/markdown's
-  // Stream); counted per chunk, as the chunks are few.
-  const liveBlocks = (live) => {
-    if (!live?.classList.contains("md-live")) return 0;
-    let n = 0;
-    for (const chunk of live.children) n += chunk.childElementCount;
-    return n;
-  };
   // The bodies are found through the messages' children, not a search of
   // #messages, which would visit every element of every reply each frame.
   const markMany = () => {
     for (const m of document.getElementById("messages")?.children || []) {
       for (const body of m.children) {
         if (!body.classList.contains("msg-body") || body.classList.contains("md-many")) continue;
-        if (body.childElementCount + liveBlocks(body.firstElementChild) > MANY) body.classList.add("md-many");
+        if (body.childElementCount > MANY && !body.querySelector(":scope > .md-live")) body.classList.add("md-many");
       }
     }
   };
   // The messages' height changes without a mutation too: a block laid out
   // only near the screen (content-visibility: auto) takes its real height
-  // once the view reaches it, and the bottom moves.
+  // once the view reaches it, and the bottom moves. The observer runs after
+  // layout, so the scroll it sees is where the browser put the view for
+  // the new heights (a clamp, or scroll anchoring keeping what is in view
+  // in place): a view that followed still does, however far that moved it.
   let watched = null;
-  const heights = new ResizeObserver(() => followSoon());
+  const heights = new ResizeObserver(() => {
+    const el = scroller();
+    if (el && pinned) top = el.scrollTop;
+    followSoon();
+  });
   const watch = () => {
     const list = document.getElementById("messages");
     if (list === watched) return;
