@@ -96,12 +96,12 @@ func (s *Stream) container(open string) string {
 }
 
 // chunkMax is the source a chunk holds before the open wrapper moves on
-// to a new one, at the next heading (finish): some 40 blocks (1,000
+// to a new one, at the next heading (finish): some ten blocks (250
 // elements) of a typical reply. A chunk that fills stops being display:
-// contents, and the browser makes its boxes again once, so chunks should
-// be small; each is also a child that every frame's style and layout pass
-// walks past, so not tiny.
-const chunkMax = 8 << 10
+// contents, and the browser makes its boxes again, so chunks are small;
+// the browser checks every full one against the screen each frame
+// (content-visibility: auto), so not tiny: 1 MiB is some 500 of them.
+const chunkMax = 2 << 10
 
 // chunkHTML is a new chunk holding the open wrapper with open.
 func (s *Stream) chunkHTML(open string) string {
@@ -111,17 +111,23 @@ func (s *Stream) chunkHTML(open string) string {
 // finish puts the finished blocks tail[:b] (complete is tail's complete
 // lines, doc their parse) on the page before the open wrapper. Once the
 // chunk holds chunkMax, a top-level heading of level 1 to 3 among them, or
-// the open block at b when it is one, begins a new chunk, which takes the
-// blocks from there and the open wrapper (emptied: the caller sends it).
+// the open block at b when it is one, begins a new chunk, and so on while
+// the blocks fill chunk after chunk (a page that fell behind a fast reply
+// gets many at once); the last new chunk takes the open wrapper (emptied:
+// the caller sends it).
 //
 // Chunks begin only with such a heading so that a full chunk can be laid
 // out on its own (app.css gives it content-visibility: auto, which keeps
 // its margins inside it) and still look the same: the heading's top
 // margin is larger than the bottom margin of any block before it, so the
-// space between them is the heading's either way.
+// space between them is the heading's either way. A chunk that is full
+// when it arrives is a block from the start, which the browser lays out
+// only once the view comes near it: a page following a fast reply draws
+// the end of what a frame brings, not all of it.
 func (s *Stream) finish(tail, complete string, doc ast.Node, b int) []Op {
-	split := -1
+	var splits []int
 	if s.held+b >= chunkMax {
+		held, from := s.held, 0
 		for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 			h, ok := n.(*ast.Heading)
 			if !ok || h.Level > 3 || n.Pos() < 0 {
@@ -131,14 +137,14 @@ func (s *Stream) finish(tail, complete string, doc ast.Node, b int) []Op {
 			if at > b {
 				break
 			}
-			if s.held+at >= chunkMax {
-				split = at
-				break
+			if held+at-from >= chunkMax {
+				splits = append(splits, at)
+				held, from = 0, at
 			}
 		}
 	}
 	s.done += b
-	if split < 0 {
+	if len(splits) == 0 {
 		s.held += b
 		if finished := Render(tail[:b]); finished != "" {
 			return []Op{{Before, s.openID(), finished}}
@@ -146,15 +152,24 @@ func (s *Stream) finish(tail, complete string, doc ast.Node, b int) []Op {
 		return nil
 	}
 	var ops []Op
-	if finished := Render(tail[:split]); finished != "" {
+	if finished := Render(tail[:splits[0]]); finished != "" {
 		ops = append(ops, Op{Before, s.openID(), finished})
 	}
 	full, open := s.chunkID(), s.openID()
-	s.held, s.open = b-split, ""
-	s.chunk++
-	s.n++
-	return append(ops, Op{Remove, open, ""}, Op{After, full,
-		`<div class="md-chunk" id="` + s.chunkID() + `">` + Render(tail[split:b]) + s.wrapper("") + `</div>`})
+	var chunks strings.Builder
+	for i, at := range splits {
+		s.chunk++
+		chunks.WriteString(`<div class="md-chunk" id="` + s.chunkID() + `">`)
+		if i+1 < len(splits) {
+			chunks.WriteString(Render(tail[at:splits[i+1]]))
+		} else {
+			s.n++
+			chunks.WriteString(Render(tail[at:b]) + s.wrapper(""))
+		}
+		chunks.WriteString(`</div>`)
+	}
+	s.held, s.open = b-splits[len(splits)-1], ""
+	return append(ops, Op{Remove, open, ""}, Op{After, full, chunks.String()})
 }
 
 func (s *Stream) chunkID() string { return s.id + "-c" + strconv.Itoa(s.chunk) }

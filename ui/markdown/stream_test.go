@@ -480,7 +480,7 @@ func TestStreamChunks(t *testing.T) {
 	}
 	text := doc.String()
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, step := range []int{1, 16, 700, 5000, 0} {
+	for _, step := range []int{1, 16, 700, 5000, 0, len(text)} {
 		p := newPage(t, "m-p0")
 		for k := 0; k < len(text); {
 			if step == 0 {
@@ -488,7 +488,13 @@ func TestStreamChunks(t *testing.T) {
 			} else {
 				k += step
 			}
+			before := strings.Count(p.raw(), `class="md-chunk"`)
 			p.apply(p.s.Next(text[:min(k, len(text))]))
+			// Text of several chunks at once (a page behind a fast reply)
+			// comes as that many chunks, not one.
+			if n := strings.Count(p.raw(), `class="md-chunk"`) - before; step == len(text) && n < 3 {
+				t.Fatalf("the whole text at once made %d new chunks", n)
+			}
 		}
 		p.apply(p.s.Finish(text))
 		if got, want := p.html(), normal(t, Render(text)); got != want {
