@@ -278,6 +278,10 @@ func bodyAttrs(m Message) templ.Attributes {
 // BodyID is the DOM id of a reply's body while it is written.
 func BodyID(id string) string { return "body-" + id }
 
+// StreamID is the DOM id of the element that holds a chat page's stream
+// open; the stream's requests for acknowledgement are put in it.
+const StreamID = "stream"
+
 // CursorID is the DOM id of a reply's streaming cursor.
 func CursorID(id string) string { return "cursor-" + id }
 
