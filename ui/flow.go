@@ -117,8 +117,8 @@ func (g *gate) deliver(n uint64) {
 // page's CSP runs no inline script; Datastar's expressions it does run).
 // It goes into the stream's own element, found by id: a selector such as
 // "body" makes the page search its whole document for every frame (1 MiB
-// of reply is 200,000 elements, and the search was a quarter of a
-// millisecond's work per KiB of reply on every frame).
+// of reply is 200,000 elements; over such a stream the searches took
+// 245 ms of the page's script, a V8 profile showed).
 func (v *chatStream) askAck() error {
 	n := v.gate.ask()
 	u := "/t/" + url.PathEscape(v.id) + "/ack?s=" + v.gate.token + "&n=" + strconv.FormatUint(n, 10)

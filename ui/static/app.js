@@ -447,7 +447,7 @@ function waitingFocusTarget(item) {
     for (const m of document.getElementById("messages")?.children || []) {
       for (const body of m.children) {
         if (!body.classList.contains("msg-body") || body.classList.contains("md-many")) continue;
-        if (body.childElementCount > MANY && !body.querySelector(":scope > .md-live")) body.classList.add("md-many");
+        if (body.childElementCount > MANY && ![...body.children].some((c) => c.classList.contains("md-live"))) body.classList.add("md-many");
       }
     }
   };
