@@ -345,9 +345,15 @@ func codeText(size int) string {
 // markdownText is size bytes of a long reply as models write them: a
 // heading, paragraphs, a list, a 20-line Go code block and a table,
 // over and over.
-func markdownText(size int) string {
+func markdownText(size int) string { return markdownTextFrom(size, 0) }
+
+// markdownTextFrom is markdownText with its parts numbered from first, so
+// that runs of a bench each stream a reply of their own: the server
+// remembers the highlighting of finished code blocks, and a second run of
+// the same text would measure that memory, not the work.
+func markdownTextFrom(size, first int) string {
 	var b strings.Builder
-	for i := 0; b.Len() < size; i++ {
+	for i := first; b.Len() < size; i++ {
 		fmt.Fprintf(&b, "## Part %d\n\nThis part explains step %d of the change in a few plain sentences, the way a model writes them: "+
 			"what it read, what it found, and what it will do next, with `inline code` and **a little emphasis**.\n\n", i, i)
 		fmt.Fprintf(&b, "- read `file%d.go`\n- change the handler\n- run the tests\n\n```go\n", i)
@@ -385,7 +391,8 @@ func TestBenchLargeWritePreview(t *testing.T) {
 	floor := startFloor(t, model)
 	if cases := os.Getenv("PARLEY_LARGE_CASES"); cases != "" {
 		runs, _ := strconv.Atoi(os.Getenv("PARLEY_LARGE_RUNS"))
-		for range max(1, runs) {
+		for run := range max(1, runs) {
+			text := markdownTextFrom(1<<20, run*1000)
 			for _, c := range strings.Split(cases, ",") {
 				var cpu time.Duration
 				var long float64
@@ -393,12 +400,12 @@ func TestBenchLargeWritePreview(t *testing.T) {
 				case "write_file":
 					cpu, long = streamWrite(t, parley, codeText(1<<20), false)
 				case "text":
-					cpu, long = streamWrite(t, parley, markdownText(1<<20), true)
+					cpu, long = streamWrite(t, parley, text, true)
 				case "code":
 					c = "code_block"
 					cpu, long = streamWrite(t, parley, codeText(1<<20), true)
 				case "floor":
-					cpu, long = streamWrite(t, floor, markdownText(1<<20), true)
+					cpu, long = streamWrite(t, floor, text, true)
 				default:
 					t.Fatalf("PARLEY_LARGE_CASES: no case %q", c)
 				}

@@ -228,6 +228,11 @@ func (s *quickState) next() chroma.Token {
 				panic(err)
 			}
 		}
+		// A plain token type emits one token of the whole match
+		// (TokenType.Emit); it is returned as is, not through an iterator.
+		if t, ok := rule.Type.(chroma.TokenType); ok && t != chroma.Ignore && t != chroma.EOFType {
+			return chroma.Token{Type: t, Value: groups[0]}
+		}
 		if rule.Type != nil {
 			s.stack = append(s.stack, rule.Type.Emit(l.Groups, l))
 		}
@@ -260,6 +265,9 @@ func (qr *quickRules) match(text []rune, pos int) (int, *chroma.CompiledRule, []
 		m, err := qr.rules[i].Regexp.FindRunesMatchStartingAt(text, pos)
 		if m == nil || err != nil || m.RuneIndex != pos {
 			return nil
+		}
+		if m.GroupCount() == 1 {
+			return []string{m.String()}
 		}
 		gs := m.Groups()
 		groups := make([]string, len(gs))
