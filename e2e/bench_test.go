@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/go-rod/rod"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
 
 	"parley/agentcore/scripted"
 )
@@ -247,6 +249,47 @@ const longTasks = `() => {
 		.observe({type: 'longtask', buffered: true});
 }`
 
+// clickTiming records, like longTasks, how long each click on the page
+// took to be answered: Event Timing's duration, from the input to the
+// first paint after its handlers ran, which counts the wait for a busy main
+// thread (rounded to 8 ms; clicks answered in under 16 ms leave no entry).
+// __clicked counts the clicks that reached the page at all.
+const clickTiming = `() => {
+	window.__clicks = [];
+	window.__clicked = 0;
+	document.addEventListener('click', () => window.__clicked++, true);
+	new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.name === 'click' && e.startTime >= window.__from) window.__clicks.push(e.duration) })
+		.observe({type: 'event', durationThreshold: 16, buffered: true});
+}`
+
+// clickEvery clicks the composer's text box, as a user about to write the
+// next message does, at once and then every d until stop is closed, and then sends on done
+// how many clicks it made. Clicks go in as real input (CDP), at a fixed
+// point, so that nothing scrolls.
+func clickEvery(pg *rod.Page, d time.Duration, stop <-chan struct{}, done chan<- int) {
+	n := 0
+	defer func() { done <- n }()
+	shape, err := pg.MustElement("#draft").Shape()
+	if err != nil || shape.Box() == nil {
+		return
+	}
+	box := shape.Box()
+	at := proto.Point{X: box.X + box.Width/2, Y: box.Y + box.Height/2}
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		if pg.Mouse.MoveTo(at) != nil || pg.Mouse.Click(proto.InputMouseButtonLeft, 1) != nil {
+			return
+		}
+		n++
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // streamFrom starts longTasks' count.
 const streamFrom = `() => { window.__from = performance.now() }`
 
@@ -273,17 +316,34 @@ const longFrames = `() => {
 // minute of CPU before its streaming was made linear.
 const writeWait = 5 * time.Minute
 
+// largeRun is what streamWrite measured of one stream: the server's CPU
+// time, the page's longest main-thread task, and its slowest answer to a
+// click (0 when every click was answered within 16 ms; none on the floor).
+type largeRun struct {
+	cpu     time.Duration
+	longest float64
+	click   float64
+}
+
+// print writes the run's BENCH lines, named after its case.
+func (r largeRun) print(name string) {
+	fmt.Printf("BENCH %s_1mib_16b_server_cpu %.0f ms\n", name, ms(r.cpu))
+	fmt.Printf("BENCH %s_1mib_longest_main_thread_task %.0f ms\n", name, r.longest)
+	fmt.Printf("BENCH %s_1mib_slowest_click_answer %.0f ms\n", name, r.click)
+}
+
 // streamWrite streams a write_file of size bytes of code in 16-byte
-// argument deltas (or the same bytes as reply text) into an open page, and
-// returns the server's CPU time for it and the longest main-thread task
-// the page had.
-func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.Duration, longest float64) {
+// argument deltas (or the same bytes as reply text) into an open page,
+// clicking the page's composer every quarter second meanwhile (not on the
+// floor, whose page is busy for a minute), and returns what it measured.
+func streamWrite(t *testing.T, s target, content string, asText bool) (run largeRun) {
 	t.Helper()
 	id := s.newThread(t)
 	s.yolo(t, id)
 	pg, closePage := openThread(t, s, id)
 	defer closePage()
 	pg.MustEval(longTasks)
+	pg.MustEval(clickTiming)
 	frames := os.Getenv("PARLEY_LARGE_FRAMES") != ""
 	if frames {
 		pg.MustEval(longFrames)
@@ -300,8 +360,22 @@ func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.
 	start := s.cpu(t)
 	pg.MustEval(streamFrom)
 	s.say(t, id, "go")
+	stop, clicks := make(chan struct{}), make(chan int, 1)
+	if !s.floor {
+		go clickEvery(pg, 250*time.Millisecond, stop, clicks)
+	} else {
+		clicks <- 0
+	}
 	waitJSFor(t, pg, writeWait, runEnded)
-	cpu = s.cpu(t) - start
+	run.cpu = s.cpu(t) - start
+	close(stop)
+	clicked := <-clicks
+	// Every click reached the page (the answers' timing is only printed:
+	// these machines are noisy).
+	waitJS(t, pg, `(n) => window.__clicked === n`, clicked)
+	for _, v := range pg.MustEval(`() => window.__clicks`).Arr() {
+		run.click = max(run.click, v.Num())
+	}
 	// The page followed the stream to its end: a page that stops following
 	// draws nothing of what comes after, and its frames cost nothing.
 	if !s.floor {
@@ -322,14 +396,14 @@ func streamWrite(t *testing.T, s target, content string, asText bool) (cpu time.
 		}
 	}
 	for _, v := range pg.MustEval(`() => window.__long`).Arr() {
-		longest = max(longest, v.Num())
+		run.longest = max(run.longest, v.Num())
 	}
 	if frames {
 		for _, f := range pg.MustEval(`() => window.__frames`).Arr() {
 			fmt.Println("long frame", f.Str())
 		}
 	}
-	return cpu, longest
+	return run
 }
 
 // codeText is size bytes of Go-like lines. As a reply's text, each line's
@@ -394,38 +468,32 @@ func TestBenchLargeWritePreview(t *testing.T) {
 		for run := range max(1, runs) {
 			text := markdownTextFrom(1<<20, run*1000)
 			for _, c := range strings.Split(cases, ",") {
-				var cpu time.Duration
-				var long float64
+				var run largeRun
 				switch c {
 				case "write_file":
-					cpu, long = streamWrite(t, parley, codeText(1<<20), false)
+					run = streamWrite(t, parley, codeText(1<<20), false)
 				case "text":
-					cpu, long = streamWrite(t, parley, text, true)
+					run = streamWrite(t, parley, text, true)
 				case "code":
 					c = "code_block"
-					cpu, long = streamWrite(t, parley, codeText(1<<20), true)
+					run = streamWrite(t, parley, codeText(1<<20), true)
 				case "floor":
-					cpu, long = streamWrite(t, floor, text, true)
+					run = streamWrite(t, floor, text, true)
 				default:
 					t.Fatalf("PARLEY_LARGE_CASES: no case %q", c)
 				}
-				fmt.Printf("BENCH %s_1mib_16b_server_cpu %.0f ms\n", c, ms(cpu))
-				fmt.Printf("BENCH %s_1mib_longest_main_thread_task %.0f ms\n", c, long)
+				run.print(c)
 			}
 		}
 		return
 	}
-	toolCPU, toolLong := streamWrite(t, parley, codeText(1<<20), false)
-	textCPU, textLong := streamWrite(t, parley, markdownText(1<<20), true)
-	codeCPU, codeLong := streamWrite(t, parley, codeText(1<<20), true)
-	floorCPU, floorLong := streamWrite(t, floor, markdownText(1<<20), true)
-	fmt.Printf("BENCH write_file_1mib_16b_server_cpu %.0f ms\n", ms(toolCPU))
-	fmt.Printf("BENCH text_1mib_16b_server_cpu %.0f ms\n", ms(textCPU))
-	fmt.Printf("BENCH code_block_1mib_16b_server_cpu %.0f ms\n", ms(codeCPU))
-	fmt.Printf("BENCH floor_1mib_16b_server_cpu %.0f ms\n", ms(floorCPU))
-	fmt.Printf("BENCH write_file_vs_text_cpu_ratio %.2f x\n", float64(toolCPU)/float64(textCPU))
-	fmt.Printf("BENCH write_file_1mib_longest_main_thread_task %.0f ms\n", toolLong)
-	fmt.Printf("BENCH text_1mib_longest_main_thread_task %.0f ms\n", textLong)
-	fmt.Printf("BENCH code_block_1mib_longest_main_thread_task %.0f ms\n", codeLong)
-	fmt.Printf("BENCH floor_1mib_longest_main_thread_task %.0f ms\n", floorLong)
+	tool := streamWrite(t, parley, codeText(1<<20), false)
+	text := streamWrite(t, parley, markdownText(1<<20), true)
+	code := streamWrite(t, parley, codeText(1<<20), true)
+	bare := streamWrite(t, floor, markdownText(1<<20), true)
+	tool.print("write_file")
+	text.print("text")
+	code.print("code_block")
+	bare.print("floor")
+	fmt.Printf("BENCH write_file_vs_text_cpu_ratio %.2f x\n", float64(tool.cpu)/float64(text.cpu))
 }
