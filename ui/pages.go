@@ -384,7 +384,7 @@ func (s *Server) restoreThread(w http.ResponseWriter, r *http.Request) {
 }
 
 // codeCSS is the highlighting stylesheet, built once.
-var codeCSS = sync.OnceValue(func() string { return markdown.CodeCSS("github", "github-dark") })
+var codeCSS = sync.OnceValue(func() string { return markdown.CodeCSS() })
 
 // answer resumes a suspended call with the user's answer (a question's
 // answer, a plan decision). The stream shows the outcome; this answer only

@@ -140,14 +140,19 @@ func highlight(lang, code string) (out string) {
 // tokenSpans writes tokens as chroma's HTML formatter does with classes and
 // no <pre> or line spans: each token, cut after every newline, as
 // <span class="…">escaped text</span>, or the escaped text alone when its
-// type has no class. Whitespace goes out as bare text: as its own span it
-// was two of every five elements of highlighted code, and a page pays for
-// each.
+// type has no class. Whitespace, and tokens of a class both code styles
+// draw as the block's own text (plainClasses: names and punctuation), go
+// out as bare text: a page lays out, paints and keeps every span, and
+// these were more than half of a block's.
 func tokenSpans(b *strings.Builder, tokens chroma.Iterator) {
+	plain := plainClasses()
 	for t := tokens(); t != chroma.EOF; t = tokens() {
 		class := ""
 		if t.Type != chroma.TextWhitespace {
 			class = tokenClass(t.Type)
+		}
+		if plain[class] {
+			class = ""
 		}
 		for v := t.Value; v != ""; {
 			piece := v
@@ -351,22 +356,57 @@ func fillCodeBlocks(doc string, bodies []string) (string, error) {
 	return b.String(), nil
 }
 
-// CodeCSS returns the stylesheet for highlighted code, e.g.
-// CodeCSS("github", "github-dark"): the light chroma style under
-// prefers-color-scheme: light and the dark one under prefers-color-scheme:
-// dark, each unless the page forces the other theme, then each again for
-// a page that forces it (data-theme="light" or "dark" on <html>, set in
-// Settings). The halves never overlap because a style leaves tokens it
-// does not colour to the cascade, so light rules would paint dark text
-// onto the dark background. Every rule sits under .chroma, so nothing
-// leaks onto the rest of the page. Unknown style names fall back to
-// chroma's default style.
-func CodeCSS(light, dark string) string {
+// codeStyles are the colours of highlighted code: chroma's github style on
+// a light page and github-dark on a dark one. github leaves the block's
+// text colour to the page and gives names and punctuation GitHub's text
+// colour, #1f2328; here that colour is the block's own, so that those
+// tokens need no span (plainClasses).
+var codeStyles = sync.OnceValues(func() (light, dark *chroma.Style) {
+	light, dark = styles.Get("github"), styles.Get("github-dark")
+	base := light.Get(chroma.Background)
+	base.Colour = light.Get(chroma.Punctuation).Colour
+	if built, err := light.Builder().AddEntry(chroma.Background, base).Build(); err == nil {
+		light = built
+	}
+	return light, dark
+})
+
+// plainClasses are the token classes that both code styles draw exactly as
+// the block's own text (same colour, background and weight): a span of
+// one would change nothing on the page.
+var plainClasses = sync.OnceValue(func() map[string]bool {
+	light, dark := codeStyles()
+	plain := map[string]bool{}
+	for t, class := range chroma.StandardTypes {
+		if class == "" || t <= 0 { // not a token's type: the formatter's own (line tables, errors)
+			continue
+		}
+		if light.Get(t).String() == light.Get(chroma.Background).String() &&
+			dark.Get(t).String() == dark.Get(chroma.Background).String() {
+			plain[class] = true
+		}
+	}
+	return plain
+})
+
+// CodeCSS returns the stylesheet for highlighted code (codeStyles): the
+// light style under prefers-color-scheme: light and the dark one under
+// prefers-color-scheme: dark, each unless the page forces the other theme,
+// then each again for a page that forces it (data-theme="light" or "dark"
+// on <html>, set in Settings). The halves never overlap because a style
+// leaves tokens it does not colour to the cascade, so light rules would
+// paint dark text onto the dark background. Every rule sits under .chroma,
+// so nothing leaks onto the rest of the page.
+func CodeCSS() string {
+	light, dark := codeStyles()
 	var b strings.Builder
-	for _, s := range []struct{ scheme, other, style string }{{"light", "dark", light}, {"dark", "light", dark}} {
+	for _, s := range []struct {
+		scheme, other string
+		style         *chroma.Style
+	}{{"light", "dark", light}, {"dark", "light", dark}} {
 		var css strings.Builder
 		// Writing to a strings.Builder cannot fail.
-		_ = cssFormatter.WriteCSS(&css, styles.Get(s.style))
+		_ = cssFormatter.WriteCSS(&css, s.style)
 		var rules []string
 		for line := range strings.Lines(css.String()) {
 			// chroma also writes a bare .bg rule, which would style any

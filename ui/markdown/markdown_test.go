@@ -146,7 +146,7 @@ func TestRenderConcurrent(t *testing.T) {
 }
 
 func TestCodeCSS(t *testing.T) {
-	css := CodeCSS("github", "github-dark")
+	css := CodeCSS()
 	light, dark, ok := strings.Cut(css, "@media (prefers-color-scheme: dark) {\n")
 	if !ok || !strings.HasPrefix(light, "@media (prefers-color-scheme: light) {\n") {
 		t.Fatalf("want a light and a dark media block, got:\n%s", css)
@@ -168,6 +168,36 @@ func TestCodeCSS(t *testing.T) {
 		if !(scoped && strings.Contains(line, "]) .chroma") || strings.Contains(line, "] .chroma")) && !strings.HasPrefix(line, "@media") && line != "}\n" {
 			t.Errorf("rule not scoped under .chroma: %q", line)
 		}
+	}
+}
+
+// A token of a plain class goes out as bare text, which the page draws in
+// the block's colours: the stylesheet has no rule for its class, in either
+// scheme, that a span of it would have picked up. Names and punctuation are
+// plain (the saving: most of a block's tokens); keywords, strings and
+// comments keep their spans.
+func TestPlainClassesDrawAsTheBlock(t *testing.T) {
+	plain := plainClasses()
+	css := CodeCSS()
+	for class := range plain {
+		if strings.Contains(css, " .chroma ."+class+" {") {
+			t.Errorf("plain class %s has a rule of its own", class)
+		}
+	}
+	for _, class := range []string{"n", "nx", "p"} {
+		if !plain[class] {
+			t.Errorf("%s is not plain", class)
+		}
+	}
+	for _, class := range []string{"k", "kd", "o", "s", "c1", "nf", "mi", "err"} {
+		if plain[class] {
+			t.Errorf("%s is plain, but the styles colour it", class)
+		}
+	}
+	got := highlight("go", "if err != nil { return fmt.Errorf(\"x\") }\n")
+	want := `<span class="k">if</span> err <span class="o">!=</span> <span class="kc">nil</span> { <span class="k">return</span> fmt.<span class="nf">Errorf</span>(<span class="s">&#34;x&#34;</span>) }` + "\n"
+	if got != want {
+		t.Errorf("highlight:\n got %q\nwant %q", got, want)
 	}
 }
 

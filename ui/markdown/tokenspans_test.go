@@ -44,7 +44,7 @@ func TestTokenSpansAreChromaSanitised(t *testing.T) {
 		}
 		plain := func() chroma.Token {
 			tok := tokens()
-			if tok.Type == chroma.TextWhitespace {
+			if tok.Type == chroma.TextWhitespace || plainClasses()[tokenClass(tok.Type)] {
 				tok.Type = chroma.Text
 			}
 			return tok
