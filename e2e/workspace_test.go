@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,33 @@ func TestEditPreviewApproveAndFinalDiff(t *testing.T) {
 		t.Fatalf("final diff: %s", lines)
 	}
 	waitJS(t, pg, `() => [...document.querySelectorAll('#messages .msg-assistant')].pop()?.innerText.includes('Done.')`)
+}
+
+// A file being written shows its tail in the card highlighted, in the
+// code styles' colours as a reply's code block is: its keywords are not the
+// colour of its plain text.
+func TestWritePreviewIsHighlighted(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	content := "package main\n\nfunc main() {\n" + strings.Repeat("\tif ok {\n\t\treturn\n\t}\n", 12) + "}\n"
+	quoted, _ := json.Marshal(content)
+	p.Model.Push(
+		scripted.Reply{ToolCalls: []scripted.ToolCall{{ID: "w1", Name: "write_file", Args: `{"path":"main.go","content":` + string(quoted) + `}`}},
+			ChunkSize: 8, Delay: 40 * time.Millisecond},
+		scripted.Reply{Text: "Written."},
+	)
+	pg := p.page("/t/" + id)
+	sendMsg(t, pg, "write main.go")
+	// The colours are read as soon as a keyword shows: the preview goes
+	// when the call is whole.
+	pre := p.card("w1") + `?.querySelector('.code-preview pre')`
+	waitJS(t, pg, `() => { const pre = `+pre+`, k = pre?.querySelector('[class^=k]');
+		if (k) window.__colours = getComputedStyle(k).color + ' / ' + getComputedStyle(pre).color; return !!k }`)
+	pg.MustScreenshot(artifact("write-preview.png"))
+	colours := evalString(pg, `() => window.__colours`)
+	if keyword, plain, _ := strings.Cut(colours, " / "); keyword == plain {
+		t.Fatalf("the preview's keyword is drawn in its plain text's colour, %s: not highlighted", plain)
+	}
 }
 
 // Always allow is remembered; Deny (with a reason) reaches the model.
