@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +84,33 @@ func TestFastReplyIsFollowed(t *testing.T) {
 	}
 	if pg.MustHas(`#messages .msg-assistant:last-child[data-status=complete]`) {
 		t.Fatal("the reply ended before the view was checked: make it longer")
+	}
+}
+
+// The conversation does not move sideways when it first outgrows the
+// window: the scroller keeps room for its scroll bar on both sides from the
+// start (it moved 7 px left, and the whole reply was laid out again, in the
+// frame the bar appeared), so it stays centred over the composer too.
+func TestNoShiftWhenTheChatOverflows(t *testing.T) {
+	p := startParley(t)
+	id := p.newThread()
+	p.Model.Push(scripted.Reply{Text: strings.Repeat("A line of the reply.\n\n", 80)})
+	pg := p.page("/t/" + id)
+	column := `() => { const r = document.querySelector('#messages').getBoundingClientRect(); return r.left + ' ' + r.right }`
+	composer := `() => { const r = document.querySelector('#composer').getBoundingClientRect(); return (r.left + r.right) / 2 }`
+	before := evalString(pg, column)
+	pg.MustElement("#draft").MustInput("go")
+	pg.Keyboard.MustType(input.Enter)
+	waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
+	if s := pg.MustElement("#scroller"); s.MustEval(`() => this.scrollHeight > this.clientHeight`).Bool() != true {
+		t.Fatal("the reply did not overflow the window")
+	}
+	if after := evalString(pg, column); after != before {
+		t.Fatalf("the conversation's column moved from %s to %s when it overflowed", before, after)
+	}
+	var left, right float64
+	fmt.Sscan(evalString(pg, column), &left, &right)
+	if mid := pg.MustEval(composer).Num(); math.Abs((left+right)/2-mid) > 1 {
+		t.Fatalf("the column's centre is at %.1f, the composer's at %.1f", (left+right)/2, mid)
 	}
 }
