@@ -113,7 +113,9 @@ func TestBenchPatchSize(t *testing.T) {
 	}
 	model := newModel(t)
 	parley := startParleyProcess(t, t.TempDir(), model)
+	start := parley.cpu(t)
 	frames := patchFrames(t, parley, markdownText(200<<10), 2000)
+	cpu := parley.cpu(t) - start
 	largest, total, other := 0, 0, 0
 	for _, f := range frames {
 		largest = max(largest, f.reply)
@@ -123,5 +125,6 @@ func TestBenchPatchSize(t *testing.T) {
 	fmt.Printf("BENCH patch_frames_200kb_at_2000tps %d frames\n", len(frames))
 	fmt.Printf("BENCH patch_largest_reply_frame_200kb_at_2000tps %d bytes\n", largest)
 	fmt.Printf("BENCH patch_mean_reply_frame_200kb_at_2000tps %d bytes\n", total/len(frames))
+	fmt.Printf("BENCH patch_server_cpu_200kb_at_2000tps %.0f ms\n", ms(cpu))
 	fmt.Printf("BENCH patch_largest_other_frame_200kb_at_2000tps %d bytes (sidebar, composer, header: at the run's start and end)\n", other)
 }

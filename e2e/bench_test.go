@@ -244,8 +244,12 @@ func printStats(name string, runs []float64, format string) {
 // moment streamFrom is called: those of the stream, not of loading the page.
 const longTasks = `() => {
 	window.__long = [];
+	window.__longAt = [];
 	window.__from = Infinity;
-	new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.startTime >= window.__from) window.__long.push(e.duration) })
+	new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.startTime >= window.__from) {
+		window.__long.push(e.duration);
+		window.__longAt.push('at ' + Math.round(e.startTime - window.__from) + ' ms, ' + Math.round(e.duration) + ' ms');
+	} })
 		.observe({type: 'longtask', buffered: true});
 }`
 
@@ -327,6 +331,10 @@ const writeWait = 5 * time.Minute
 type largeRun struct {
 	cpu     time.Duration
 	longest float64
+	// blocking is the page's total blocking time: how much its tasks
+	// lasted past 50 ms, summed, over long tasks of them.
+	blocking  float64
+	longTasks int
 	click   float64
 	clicks  int
 }
@@ -335,6 +343,7 @@ type largeRun struct {
 func (r largeRun) print(name string) {
 	fmt.Printf("BENCH %s_1mib_16b_server_cpu %.0f ms\n", name, ms(r.cpu))
 	fmt.Printf("BENCH %s_1mib_longest_main_thread_task %.0f ms\n", name, r.longest)
+	fmt.Printf("BENCH %s_1mib_blocking_time %.0f ms (%d tasks over 50 ms)\n", name, r.blocking, r.longTasks)
 	if r.clicks > 0 {
 		fmt.Printf("BENCH %s_1mib_slowest_click_answer %.0f ms (of %d clicks)\n", name, r.click, r.clicks)
 	}
@@ -409,10 +418,15 @@ func streamWrite(t *testing.T, s target, content string, asText bool) (run large
 	}
 	for _, v := range pg.MustEval(`() => window.__long`).Arr() {
 		run.longest = max(run.longest, v.Num())
+		run.blocking += v.Num() - 50
+		run.longTasks++
 	}
 	if frames {
 		for _, f := range pg.MustEval(`() => window.__frames`).Arr() {
 			fmt.Println("long frame", f.Str())
+		}
+		for _, f := range pg.MustEval(`() => window.__longAt`).Arr() {
+			fmt.Println("long task", f.Str())
 		}
 	}
 	return run

@@ -41,26 +41,51 @@ const ackReplaceMin = 16 << 10
 // frozen whatever we do, and a lost answer must not stop the stream.
 const ackTimeout = 500 * time.Millisecond
 
-// gate is one stream's flow control: whether a frame waits for the page.
+// The pace of a page behind its reply (liveReply's paced) follows how
+// fast the page answers frames that mostly add to it: one it answers
+// within paceQuick was drawn within a frame's time, and the next may carry
+// twice as much, up to paceMax; one it answers after paceSlow made a task
+// longer than a user can miss (input waits behind it), and the next
+// carries half, down to paceMin. A stream starts at paceMin: a page's
+// first frames of a reply are its slowest (code not yet optimised, fonts
+// not yet shaped), and took 60-95 ms at 8 KiB. A frame that mostly
+// replaces (a long open paragraph, a card) costs the page what it
+// replaces whatever the pace, and a smaller pace would only make more of
+// them: the pace goes to paceMax (a 140 KB paragraph written at 20,000
+// tokens a second came 0.3-0.6 s late to the screen at paceMin).
+const (
+	paceMin   = 2 << 10
+	paceMax   = 8 << 10
+	paceQuick = 2 * frame
+	paceSlow  = 3 * frame
+)
+
+// gate is one stream's flow control: whether a frame waits for the page,
+// and how much text the next frame of a page behind its reply carries.
 type gate struct {
 	token   string      // the stream's, in the page's acknowledgements
 	acks    chan uint64 // acknowledged frame numbers, newest kept
 	seq     uint64      // the last frame asked to be acknowledged
 	waiting bool        // that frame is not acknowledged yet
+	asked   time.Time   // when it was asked
+	adds    bool        // it mostly added to the page (paceBy)
 	timer   *time.Timer // ends the wait after ackTimeout
+	pace    int         // the most Markdown the next frame sends of a text
 }
 
 func newGate() *gate {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand does not fail
-	return &gate{token: hex.EncodeToString(b[:]), acks: make(chan uint64, 1)}
+	return &gate{token: hex.EncodeToString(b[:]), acks: make(chan uint64, 1), pace: paceMin}
 }
 
-// ask starts waiting for the acknowledgement of a new frame and returns
-// its number.
-func (g *gate) ask() uint64 {
+// ask starts waiting for the acknowledgement of a new frame, which mostly
+// added to the page when adds says so, and returns its number.
+func (g *gate) ask(adds bool) uint64 {
 	g.seq++
 	g.waiting = true
+	g.asked = time.Now()
+	g.adds = adds
 	if g.timer == nil {
 		g.timer = time.NewTimer(ackTimeout)
 	} else {
@@ -80,13 +105,24 @@ func (g *gate) expired() <-chan time.Time {
 // acked takes the page's acknowledgement of frame n: the wait ends when it
 // is the frame waited for (or a later one).
 func (g *gate) acked(n uint64) {
-	if n >= g.seq {
+	if n >= g.seq && g.waiting {
 		g.waiting = false
+		switch took := time.Since(g.asked); {
+		case !g.adds:
+			g.pace = paceMax
+		case took <= paceQuick:
+			g.pace = min(2*g.pace, paceMax)
+		case took > paceSlow:
+			g.pace = max(g.pace/2, paceMin)
+		}
 	}
 }
 
 // timedOut ends the wait: the acknowledgement is late or lost.
-func (g *gate) timedOut() { g.waiting = false }
+func (g *gate) timedOut() {
+	g.waiting = false
+	g.pace = paceMin
+}
 
 func (g *gate) stop() {
 	if g.timer != nil {
@@ -120,7 +156,7 @@ func (g *gate) deliver(n uint64) {
 // of reply is 200,000 elements; over such a stream the searches took
 // 245 ms of the page's script, a V8 profile showed).
 func (v *chatStream) askAck() error {
-	n := v.gate.ask()
+	n := v.gate.ask(v.frameAdded >= v.frameReplaced)
 	u := "/t/" + url.PathEscape(v.id) + "/ack?s=" + v.gate.token + "&n=" + strconv.FormatUint(n, 10)
 	return v.sse.PatchElements(renderString(components.AckRequest(u)), datastar.WithSelectorID(components.StreamID), datastar.WithModeAppend())
 }

@@ -23,7 +23,7 @@ func TestGateLostAckDoesNotStall(t *testing.T) {
 		if g.waiting || g.expired() != nil {
 			t.Fatal("a new gate waits")
 		}
-		n := g.ask()
+		n := g.ask(true)
 		start := time.Now()
 		select {
 		case <-g.expired():
@@ -35,7 +35,7 @@ func TestGateLostAckDoesNotStall(t *testing.T) {
 			t.Fatalf("waited %v (waiting %v), want %v", waited, g.waiting, ackTimeout)
 		}
 
-		m := g.ask()
+		m := g.ask(true)
 		if m != n+1 {
 			t.Fatalf("frames %d then %d", n, m)
 		}
@@ -47,6 +47,66 @@ func TestGateLostAckDoesNotStall(t *testing.T) {
 		g.acked(<-g.acks)
 		if g.waiting || g.expired() != nil {
 			t.Fatal("the answer did not end the wait")
+		}
+	})
+}
+
+// A page behind its reply gets frames as large as it draws in time: the
+// pace starts at paceMin, doubles up to paceMax while the page answers
+// within paceQuick, halves when it answers after paceSlow, and goes back
+// to paceMin when it does not answer at all; frames that mostly replace
+// open it to paceMax.
+func TestGatePaceFollowsThePage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGate()
+		defer g.stop()
+		answer := func(after time.Duration) int {
+			n := g.ask(true)
+			time.Sleep(after)
+			g.acked(n)
+			return g.pace
+		}
+		if g.pace != paceMin {
+			t.Fatalf("a new stream's pace is %d, want %d", g.pace, paceMin)
+		}
+		want := []int{2 * paceMin, 4 * paceMin, paceMax, paceMax}
+		for i, w := range want {
+			if got := answer(paceQuick); got != w {
+				t.Fatalf("after %d quick answers the pace is %d, want %d", i+1, got, w)
+			}
+		}
+		if got := answer(paceSlow); got != paceMax {
+			t.Fatalf("an answer between quick and slow changed the pace to %d", got)
+		}
+		if got := answer(paceSlow + time.Millisecond); got != paceMax/2 {
+			t.Fatalf("after a slow answer the pace is %d, want %d", got, paceMax/2)
+		}
+		for range 5 {
+			answer(time.Second / 5)
+		}
+		if g.pace != paceMin {
+			t.Fatalf("slow answers leave the pace at %d, want %d", g.pace, paceMin)
+		}
+		answer(0)
+		g.ask(true)
+		<-g.expired()
+		g.timedOut()
+		if g.pace != paceMin {
+			t.Fatalf("an unanswered frame leaves the pace at %d, want %d", g.pace, paceMin)
+		}
+		n := g.ask(true)
+		g.acked(n)
+		g.acked(n) // a second answer to the same frame counts once
+		if g.pace != 2*paceMin {
+			t.Fatalf("pace %d after one quick answer given twice, want %d", g.pace, 2*paceMin)
+		}
+		// A frame that mostly replaced costs what it replaced: the pace
+		// does not shrink for it, it opens.
+		n = g.ask(false)
+		time.Sleep(paceSlow * 4)
+		g.acked(n)
+		if g.pace != paceMax {
+			t.Fatalf("pace %d after a slow frame that mostly replaced, want %d", g.pace, paceMax)
 		}
 	})
 }

@@ -43,17 +43,14 @@ type livePart struct {
 	html  string           // everything else: as last sent
 }
 
-// pace is the most Markdown one frame sends of a text: about 50 KB of
-// HTML when it is all highlighted code, which a page parses and lays out
-// well within a frame's task budget. A page given a flood (a reply of
-// megabytes at full speed, or opened on one being written) catches up
-// over a few frames instead of freezing for one long one; models write
-// far below 8 KiB per frame (500 KB/s), so the page never lags them.
-const pace = 8 << 10
-
 // paced is text cut to at most pace bytes past from, at the last line
-// end within them when there is one, else at a character boundary.
-func paced(text string, from int) (string, bool) {
+// end within them when there is one, else at a character boundary. The
+// pace is the gate's (flow.go): at most paceMax, about 50 KB of HTML when
+// it is all highlighted code. A page given a flood (a reply of megabytes
+// at full speed, or opened on one being written) catches up over frames
+// it draws in time instead of freezing for one long one; models write far
+// below paceMin per frame, so the page never lags them.
+func paced(text string, from, pace int) (string, bool) {
 	if from > len(text) {
 		from = 0 // rewritten shorter: the stream starts over
 	}
@@ -160,7 +157,7 @@ func (v *chatStream) startLive(id string, view components.Message, pieces []piec
 // nextText gives a text part's stream the next paced piece of text (final:
 // text is complete), and marks the page behind when some of it waits.
 func (v *chatStream) nextText(lp *livePart, text string, final bool) error {
-	text, behind := paced(text, lp.shown)
+	text, behind := paced(text, lp.shown, v.gate.pace)
 	lp.shown = len(text)
 	var ops []markdown.Op
 	if final && !behind {
@@ -209,6 +206,7 @@ func (v *chatStream) updateLive(lr *liveReply, pieces []piece, final bool) (bool
 		}
 		lp.html = html
 		v.sent(html)
+		v.frameReplaced += len(html)
 		if err := v.sse.PatchElements(html, datastar.WithSelectorID(target), datastar.WithModeReplace()); err != nil {
 			return false, err
 		}
@@ -276,6 +274,11 @@ func (v *chatStream) apply(ops []markdown.Op) error {
 		// paragraph is re-sent every frame, and drawing it is cheap.
 		if op.Mode != markdown.Replace || len(op.HTML) >= ackReplaceMin {
 			v.sent(op.HTML)
+		}
+		if op.Mode == markdown.Replace {
+			v.frameReplaced += len(op.HTML)
+		} else {
+			v.frameAdded += len(op.HTML)
 		}
 		var err error
 		switch op.Mode {

@@ -108,7 +108,7 @@ func (s *Server) stream(rw http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		at := time.Now()
-		v.frameBytes = 0
+		v.frameBytes, v.frameAdded, v.frameReplaced = 0, 0, 0
 		err := v.flush(ctx)
 		if v.paced {
 			last = at
@@ -192,6 +192,10 @@ type chatStream struct {
 	last       map[string]string // what patchOnce last sent, by part
 	rows       map[string]string // the sidebar's rows as last sent, by thread id (patchSidebar)
 	frameBytes int               // HTML the frame being flushed patches into a reply
+	// frameAdded and frameReplaced split the frame's text and cards into
+	// what it adds to the page and what it replaces there (an open block,
+	// a card), for the gate's pace.
+	frameAdded, frameReplaced int
 }
 
 func (v *chatStream) take(thread, list []agentcore.Event) {
