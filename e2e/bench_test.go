@@ -329,14 +329,12 @@ const writeWait = 5 * time.Minute
 // click (0 when each took under 16 ms) with the number of clicks (none on
 // the floor).
 type largeRun struct {
-	cpu     time.Duration
-	longest float64
-	// blocking is the page's total blocking time: how much its tasks
-	// lasted past 50 ms, summed, over long tasks of them.
-	blocking  float64
-	longTasks int
-	click   float64
-	clicks  int
+	cpu       time.Duration
+	longest   float64
+	blocking  float64 // total blocking time: the long tasks' time past 50 ms, summed
+	longTasks int     // tasks over 50 ms
+	click     float64
+	clicks    int
 }
 
 // print writes the run's BENCH lines, named after its case.
