@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -9,6 +10,7 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/dlclark/regexp2/v2"
+	"github.com/dlclark/regexp2/v2/helpers"
 	"github.com/dlclark/regexp2/v2/syntax"
 )
 
@@ -39,6 +41,9 @@ type quickRules struct {
 	// first is each rule's set of first runes, nil where the pattern may
 	// begin with anything or match empty.
 	first []*syntax.Prefix
+	// starts is what each rule's match must look like where it begins
+	// (startFilter), nil where nothing is known.
+	starts []*startFilter
 }
 
 // newQuickLexer compiles l's rules as chroma does (RegexLexer.maybeCompile)
@@ -69,6 +74,7 @@ func newQuickLexer(l chroma.Lexer) (*quickLexer, bool) {
 	}
 	q := &quickLexer{lexer: rl, rules: chroma.CompiledRules{}, states: map[string]*quickRules{}}
 	first := map[*chroma.CompiledRule]*syntax.Prefix{}
+	starts := map[*chroma.CompiledRule]*startFilter{}
 	for state, rules := range raw {
 		q.rules[state] = nil
 		for _, rule := range rules {
@@ -81,6 +87,7 @@ func newQuickLexer(l chroma.Lexer) (*quickLexer, bool) {
 			if flags != "" {
 				pattern = "(?" + flags + ")" + pattern
 			}
+			starts[rule] = newStartFilter(pattern)
 			pattern = `\G` + pattern
 			re, err := regexp2.Compile(pattern)
 			if err != nil {
@@ -109,8 +116,9 @@ restart:
 		}
 	}
 	for state, rules := range q.rules {
-		qr := &quickRules{rules: rules, first: make([]*syntax.Prefix, len(rules))}
+		qr := &quickRules{rules: rules, first: make([]*syntax.Prefix, len(rules)), starts: make([]*startFilter, len(rules))}
 		for i, rule := range rules {
+			qr.starts[i] = starts[rule] // nil for a rule a mutator made
 			fc, ok := first[rule]
 			if !ok { // made by a mutator: tried at every rune
 				fc = nil
@@ -141,6 +149,128 @@ func firstRunes(pattern string) *syntax.Prefix {
 	}
 	code.PrepareCharSetASCIIBitmaps()
 	return code.FcPrefix
+}
+
+// A startFilter is the words one of which begins every match of a
+// pattern, when its matches all begin with a literal (case-sensitive)
+// word: a keyword rule such as (break|case|chan|const)\b begins with c,
+// like the identifier compute, but none of its words is compute's prefix,
+// so the rule is not tried there. quickRules' first runes already skip
+// the rules that cannot begin with the rune at hand; this skips most of
+// the rest that an identifier used to try (Go's four keyword, type and
+// builtin rules for each c or s). regexp2's own analysis for its unanchored
+// search (FindOptimizations) stops at 16 words and, with the analysis its
+// code generator gets, gave (\s|.) the start [^\n\s], which refused a
+// space (TestQuickLexerAsChroma caught it on gherkin): prefixes works the
+// words out of the parse tree itself.
+type startFilter struct {
+	words map[rune][][]rune // by first rune
+}
+
+// newStartFilter analyses pattern (without its \G), or returns nil when
+// its matches do not all begin with a word it knows.
+func newStartFilter(pattern string) *startFilter {
+	tree, err := syntax.Parse(pattern, syntax.ParseOptions{})
+	if err != nil {
+		return nil
+	}
+	words, _, ok := prefixes(tree.Root)
+	if !ok || len(words) == 0 {
+		return nil
+	}
+	f := &startFilter{words: map[rune][][]rune{}}
+	for _, w := range words {
+		if w == "" {
+			return nil // a match may begin with anything
+		}
+		r := []rune(w)
+		f.words[r[0]] = append(f.words[r[0]], r)
+	}
+	return f
+}
+
+// Bounds of prefixes' work: words stop growing at maxWord runes, and a
+// pattern of more than maxWords of them gets no filter.
+const (
+	maxWord  = 16
+	maxWords = 512
+)
+
+// prefixes lists words of which one begins every match of n, and says
+// whether n matches exactly those words (so that what follows n in a
+// concatenation continues them); ok is false when n's matches may begin
+// in ways it cannot list (a set, a case-insensitive letter, a loop that
+// may run no times).
+func prefixes(n *syntax.RegexNode) (words []string, exact, ok bool) {
+	if n.Options&(syntax.IgnoreCase|syntax.RightToLeft) != 0 {
+		return nil, false, false
+	}
+	switch n.T {
+	case syntax.NtOne:
+		return []string{string(n.Ch)}, true, true
+	case syntax.NtMulti:
+		return []string{string(n.Str)}, true, true
+	case syntax.NtOneloop, syntax.NtOnelazy, syntax.NtOneloopatomic:
+		if n.M < 1 {
+			return nil, false, false
+		}
+		return []string{string(n.Ch)}, n.M == 1 && n.N == 1, true
+	case syntax.NtEmpty, syntax.NtBol, syntax.NtEol, syntax.NtBoundary, syntax.NtNonboundary, syntax.NtECMABoundary,
+		syntax.NtNonECMABoundary, syntax.NtBeginning, syntax.NtStart, syntax.NtEndZ, syntax.NtEnd,
+		syntax.NtPosLook, syntax.NtNegLook, syntax.NtUpdateBumpalong:
+		return []string{""}, true, true // they match no text of their own
+	case syntax.NtCapture, syntax.NtGroup, syntax.NtAtomic:
+		return prefixes(n.Children[0])
+	case syntax.NtLoop, syntax.NtLazyloop:
+		if n.M < 1 {
+			return nil, false, false
+		}
+		words, _, ok := prefixes(n.Children[0])
+		return words, false, ok
+	case syntax.NtAlternate:
+		exact = true
+		for _, c := range n.Children {
+			w, e, ok := prefixes(c)
+			if !ok || len(words)+len(w) > maxWords {
+				return nil, false, false
+			}
+			words, exact = append(words, w...), exact && e
+		}
+		return words, exact, true
+	case syntax.NtConcatenate:
+		words, exact = []string{""}, true
+		for _, c := range n.Children {
+			w, e, ok := prefixes(c)
+			if !ok || len(words)*len(w) > maxWords {
+				return words, false, true
+			}
+			var next []string
+			for _, a := range words {
+				for _, b := range w {
+					next = append(next, a+b)
+				}
+			}
+			words = next
+			if !e || slices.ContainsFunc(words, func(w string) bool { return utf8.RuneCountInString(w) >= maxWord }) {
+				return words, false, true
+			}
+		}
+		return words, exact, true
+	}
+	return nil, false, false
+}
+
+// allows says whether a match may begin at text[pos:]; nil allows all.
+func (f *startFilter) allows(text []rune, pos int) bool {
+	if f == nil {
+		return true
+	}
+	for _, w := range f.words[text[pos]] {
+		if helpers.StartsWith(text[pos:], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayBegin says whether a match whose first runes are fc can begin with r.
@@ -278,13 +408,16 @@ func (qr *quickRules) match(text []rune, pos int) (int, *chroma.CompiledRule, []
 	}
 	if r := text[pos]; r >= 0 && r < 128 {
 		for _, i := range qr.ascii[r] {
+			if !qr.starts[i].allows(text, pos) {
+				continue
+			}
 			if groups := try(i); groups != nil {
 				return i, qr.rules[i], groups
 			}
 		}
 	} else {
 		for i, fc := range qr.first {
-			if mayBegin(fc, r) {
+			if mayBegin(fc, r) && qr.starts[i].allows(text, pos) {
 				if groups := try(i); groups != nil {
 					return i, qr.rules[i], groups
 				}

@@ -112,7 +112,7 @@ func TestQuickLexerAsChroma(t *testing.T) {
 // non-ASCII runes).
 func TestQuickLexerSamples(t *testing.T) {
 	samples := []string{hostileCode, "", "\n", "x", "a\r\nb\rc", "\t\tfunc é(ü string) {}\n", "/* open comment", "\"open string\nnext",
-		"ǅ := 'λ' // ☃\n", "SELECT * FROM t WHERE x = 'y';\n", "#!/bin/sh\necho $((1+2))\n"}
+		"ǅ := 'λ' // ☃\n", "SELECT * FROM t WHERE x = 'y';\n", "sElEcT İ, ı, \u212A FrOm ǅ;\nBEGİN ſelect\n", "#!/bin/sh\necho $((1+2))\n"}
 	for _, lang := range []string{"go", "python", "javascript", "typescript", "html", "bash", "sql", "rust", "json", "yaml", "diff", "c", "cpp", "java", "ruby", "php", "css", "markdown", "toml", "dockerfile", "kotlin", "swift", "haskell", "lua", "perl"} {
 		l := lexers.Get(lang)
 		if l == nil {
@@ -125,6 +125,34 @@ func TestQuickLexerSamples(t *testing.T) {
 		for _, s := range samples {
 			sameTokens(t, lang, l, q, s, true)
 		}
+	}
+}
+
+// A rule whose matches all begin with one of a few words is not tried
+// where none of them begins the text: Go's keyword rules at an identifier
+// that starts like a keyword. Without the start filter every rule whose
+// first runes allow the identifier's first one was tried there.
+func TestStartFilterSkipsRules(t *testing.T) {
+	q, ok := newQuickLexer(lexers.Get("go"))
+	if !ok {
+		t.Fatal("no quickLexer for Go")
+	}
+	var keywords *startFilter
+	for i, r := range q.states["root"].rules {
+		if strings.Contains(r.Pattern, "continue") {
+			keywords = q.states["root"].starts[i]
+		}
+	}
+	if keywords == nil {
+		t.Fatal("Go's root state has no start filter for its keyword rule")
+	}
+	for text, want := range map[string]bool{"compute(1)": false, "cases": true, "continue\n": true, "x": false, "c": false, "é": false} {
+		if got := keywords.allows([]rune(text), 0); got != want {
+			t.Errorf("keyword rule at %q: tried %v, want %v", text, got, want)
+		}
+	}
+	if !(*startFilter)(nil).allows([]rune("x"), 0) {
+		t.Error("a rule with no filter is not tried")
 	}
 }
 
