@@ -17,13 +17,15 @@ import (
 // quickLexer runs a chroma RegexLexer's own rules as chroma's
 // LexerState.Iterator does, token for token, with one difference: a rule
 // whose pattern cannot begin with the rune at the current position is not
-// tried. Chroma tries each rule of the state in turn with a regexp2 call
-// (an identifier in Go code fails some twenty rules before the one that
-// takes it), and those calls were half of a long reply's server CPU; the
-// set of runes a pattern can begin with is regexp2's own (the one it uses
-// to skip ahead in an unanchored search), so a rule that is skipped is
-// one whose regexp would have failed. TestQuickLexerAsChroma compares the
-// tokens with chroma's for every lexer's test file.
+// tried, nor one whose matches all begin with words none of which begins
+// the text there (startFilter). Chroma tries each rule of the state in
+// turn with a regexp2 call (an identifier in Go code fails some twenty
+// rules before the one that takes it), and those calls were half of a
+// long reply's server CPU; the set of runes a pattern can begin with is
+// regexp2's own (the one it uses to skip ahead in an unanchored search),
+// so a rule that is skipped is one whose regexp would have failed.
+// TestQuickLexerAsChroma compares the tokens with chroma's for every
+// lexer's test file.
 //
 // Nested lexing (UsingSelf, Using and the like) still goes through chroma.
 type quickLexer struct {
