@@ -46,7 +46,8 @@ const ackTimeout = 500 * time.Millisecond
 // within paceQuick was drawn within a frame's time, and the next may carry
 // twice as much, up to paceMax; one it answers after paceSlow made a task
 // longer than a user can miss (input waits behind it), and the next
-// carries half, down to paceMin. A stream starts at paceMin: a page's
+// carries half, down to paceMin, as after one it does not answer at all
+// (ackTimeout). A stream starts at paceMin: a page's
 // first frames of a reply are its slowest (code not yet optimised, fonts
 // not yet shaped), and took 60-95 ms at 8 KiB. A frame that mostly
 // replaces (a long open paragraph, a card) costs the page what it
@@ -118,10 +119,11 @@ func (g *gate) acked(n uint64) {
 	}
 }
 
-// timedOut ends the wait: the acknowledgement is late or lost.
+// timedOut ends the wait: the acknowledgement is late or lost, which
+// counts as a slow answer.
 func (g *gate) timedOut() {
 	g.waiting = false
-	g.pace = paceMin
+	g.pace = max(g.pace/2, paceMin)
 }
 
 func (g *gate) stop() {

@@ -53,9 +53,8 @@ func TestGateLostAckDoesNotStall(t *testing.T) {
 
 // A page behind its reply gets frames as large as it draws in time: the
 // pace starts at paceMin, doubles up to paceMax while the page answers
-// within paceQuick, halves when it answers after paceSlow, and goes back
-// to paceMin when it does not answer at all; frames that mostly replace
-// open it to paceMax.
+// within paceQuick, halves when it answers after paceSlow or not at all;
+// frames that mostly replace open it to paceMax.
 func TestGatePaceFollowsThePage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGate()
@@ -88,12 +87,16 @@ func TestGatePaceFollowsThePage(t *testing.T) {
 			t.Fatalf("slow answers leave the pace at %d, want %d", g.pace, paceMin)
 		}
 		answer(0)
+		answer(0)
 		g.ask(true)
 		<-g.expired()
 		g.timedOut()
-		if g.pace != paceMin {
-			t.Fatalf("an unanswered frame leaves the pace at %d, want %d", g.pace, paceMin)
+		if g.pace != 2*paceMin {
+			t.Fatalf("an unanswered frame after a pace of %d leaves it at %d, want %d", 4*paceMin, g.pace, 2*paceMin)
 		}
+		g.ask(true)
+		<-g.expired()
+		g.timedOut()
 		n := g.ask(true)
 		g.acked(n)
 		g.acked(n) // a second answer to the same frame counts once
