@@ -43,17 +43,17 @@ const ackTimeout = 500 * time.Millisecond
 
 // The pace of a page behind its reply (liveReply's paced) follows how
 // fast the page answers frames that mostly add to it: one it answers
-// within paceQuick was drawn within a frame's time, and the next may carry
-// twice as much, up to paceMax; one it answers after paceSlow made a task
-// longer than a user can miss (input waits behind it), and the next
-// carries half, down to paceMin, as after one it does not answer at all
-// (ackTimeout). A stream starts at paceMin: a page's
-// first frames of a reply are its slowest (code not yet optimised, fonts
-// not yet shaped), and took 60-95 ms at 8 KiB. A frame that mostly
-// replaces (a long open paragraph, a card) costs the page what it
-// replaces whatever the pace, and a smaller pace would only make more of
-// them: the pace goes to paceMax (a 140 KB paragraph written at 20,000
-// tokens a second came 0.3-0.6 s late to the screen at paceMin).
+// within paceQuick was drawn within a frame's time, and the next may
+// carry twice as much, up to paceMax; one it answers after paceSlow made
+// a task longer than a user can miss (input waits behind it), and the
+// next carries half, down to paceMin, as after one it does not answer at
+// all (ackTimeout). A stream starts at paceMin: a page's first frames of
+// a reply are its slowest (code not yet optimised, fonts not yet shaped),
+// and took 60-95 ms at 8 KiB. A frame that mostly replaces (a long open
+// paragraph, a card) costs the page what it replaces whatever the pace,
+// and a smaller pace would only make more of them: the pace goes to
+// paceMax (a 140 KB paragraph written at 20,000 tokens a second came
+// 0.3-0.6 s late to the screen at paceMin).
 const (
 	paceMin   = 2 << 10
 	paceMax   = 8 << 10
@@ -69,7 +69,7 @@ type gate struct {
 	seq     uint64      // the last frame asked to be acknowledged
 	waiting bool        // that frame is not acknowledged yet
 	asked   time.Time   // when it was asked
-	adds    bool        // it mostly added to the page (paceBy)
+	adds    bool        // it mostly added to the page (askAck)
 	timer   *time.Timer // ends the wait after ackTimeout
 	pace    int         // the most Markdown the next frame sends of a text
 }
