@@ -48,14 +48,15 @@ const ackTimeout = 500 * time.Millisecond
 // a task longer than a user can miss (input waits behind it), and the
 // next carries half, down to paceMin, as after one it does not answer at
 // all (ackTimeout). A stream starts at paceMin: a page's first frames of
-// a reply are its slowest (code not yet optimised, fonts not yet shaped),
-// and took 60-95 ms at 8 KiB. A frame that mostly replaces (a long open
-// paragraph, a card) costs the page what it replaces whatever the pace,
-// and a smaller pace would only make more of them: the pace goes to
-// paceMax (a 140 KB paragraph written at 20,000 tokens a second came
+// a reply are its slowest (code not yet optimised, words not yet shaped,
+// layout objects made for the first time), and took 60-95 ms at 8 KiB and
+// 54-75 ms at 2 KiB; at 1 KiB most runs have none over 50 ms. A frame
+// that mostly replaces (a long open paragraph, a card) costs the page what
+// it replaces whatever the pace, and a smaller pace would only make more
+// of them: the pace goes to paceMax (a 140 KB paragraph written at 20,000 tokens a second came
 // 0.3-0.6 s late to the screen at paceMin).
 const (
-	paceMin   = 2 << 10
+	paceMin   = 1 << 10
 	paceMax   = 8 << 10
 	paceQuick = 2 * frame
 	paceSlow  = 3 * frame
