@@ -27,7 +27,7 @@ const blocksReply = "# A heading\n\nSome *emphasis*, **strong**, `code`, ~~gone~
 // contents) unwrapped and adjacent text merged.
 const bodyHTML = `() => {
 	const b = document.querySelector('#messages .msg-assistant .msg-body').cloneNode(true);
-	for (const w of b.querySelectorAll('.md-live, .md-chunk, .md-open')) w.replaceWith(...w.childNodes);
+	for (const w of b.querySelectorAll('.md-live, .md-group, .md-chunk, .md-open')) w.replaceWith(...w.childNodes);
 	b.normalize();
 	return b.innerHTML;
 }`
@@ -149,13 +149,25 @@ func TestStreamedChunksLayOutAsBlocks(t *testing.T) {
 		if len(chunks) < 5 || contained < len(chunks)-2 {
 			t.Fatalf("%s: %d chunks, %d of them contained", c.name, len(chunks), contained)
 		}
+		// The chunks are in groups, each full one (not the last) laid out
+		// on its own too (but the first, after a block).
+		groups := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-group')].map(g => getComputedStyle(g).contentVisibility)`).Arr()
+		full := 0
+		for _, cv := range groups {
+			if cv.String() == "auto" {
+				full++
+			}
+		}
+		if len(groups) < 3 || full < len(groups)-2 {
+			t.Fatalf("%s: %d groups, %d of them contained", c.name, len(groups), full)
+		}
 		// Every chunk has style containment from the start, the one still
 		// filling (display: contents) too: an element whose style
 		// containment changes makes Chromium walk the whole document for
 		// its counters, and a chunk filling up every frame made each frame
 		// of a long reply cost more than the one before.
-		if n := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-chunk')].filter(c => !getComputedStyle(c).contain.includes('style')).length`).Int(); n != 0 {
-			t.Fatalf("%s: %d chunks without style containment", c.name, n)
+		if n := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-group, #messages .md-chunk')].filter(c => !getComputedStyle(c).contain.includes('style')).length`).Int(); n != 0 {
+			t.Fatalf("%s: %d chunks or groups without style containment", c.name, n)
 		}
 		streamed := pg.MustEval(blockTops, true).Arr()
 		pg.MustReload()
@@ -183,7 +195,7 @@ const blockTops = `async (contained) => {
 	const st = document.createElement('style');
 	st.textContent = '#messages * { content-visibility: visible !important }';
 	document.head.append(st);
-	const chunks = contained ? [...body.querySelectorAll('.md-chunk')].filter(c => getComputedStyle(c).contentVisibility === 'auto') : [];
+	const chunks = contained ? [...body.querySelectorAll('.md-group, .md-chunk')].filter(c => getComputedStyle(c).contentVisibility === 'auto') : [];
 	for (const c of chunks) c.style.contain = 'layout paint style';
 	await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
 	const top = body.getBoundingClientRect().top;

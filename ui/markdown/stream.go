@@ -15,30 +15,39 @@ import (
 // before it. The page holds the text as
 //
 //	<div class="md-live" id="ID" data-ignore>
-//	  <div class="md-chunk" id="ID-c0">…finished blocks…</div>
+//	  <div class="md-group" id="ID-g0">
+//	    <div class="md-chunk" id="ID-c0">…finished blocks…</div>
+//	    …
+//	  </div>
 //	  …
-//	  <div class="md-chunk" id="ID-cK">
-//	    …finished blocks…
-//	    <div class="md-open" id="ID-oN">…the open block…</div>
+//	  <div class="md-group" id="ID-gJ">
+//	    …
+//	    <div class="md-chunk" id="ID-cK">
+//	      …finished blocks…
+//	      <div class="md-open" id="ID-oN">…the open block…</div>
+//	    </div>
 //	  </div>
 //	</div>
 //
 // The page lays it out as the bare blocks Render returns: the live and
-// open wrappers and the last chunk are display: contents, and a full
-// chunk is a plain block, which margins collapse through (app.css). A
-// block is finished once the next one has begun: a top-level Markdown
-// block never changes after that, so it is rendered once and inserted
-// before the open wrapper; only the open block (the paragraph, list,
-// table or quote still being written) is rendered again and replaces the
-// wrapper. Once a chunk holds chunkMax of source, the open wrapper moves
-// on to a new one at the next heading (finish): the finished blocks of a long reply are then a few
-// hundred boxes deep instead of thousands side by side, so the browser's
-// style, layout-tree and layout passes over a growing reply (each walks
-// the children of a box with a dirty child) stay the size of a chunk. An open code block goes line by line: its
-// complete lines are appended to its code element, before a span holding
-// the line still being typed. When the text is complete, Finish renders
-// what remains: the page then shows exactly Render(text), blocks for
-// blocks (TestStreamEqualsRender cuts every construct at every byte).
+// open wrappers, the last group and its last chunk are display:
+// contents, and a full chunk or group is a plain block, which margins
+// collapse through (app.css). A block is finished once the next one has
+// begun: a top-level Markdown block never changes after that, so it is
+// rendered once and inserted before the open wrapper; only the open
+// block (the paragraph, list, table or quote still being written) is
+// rendered again and replaces the wrapper. Once a chunk holds chunkMax
+// of source, the open wrapper moves on to a new one at the next heading
+// (finish): the finished blocks of a long reply are then a few hundred
+// boxes deep instead of thousands side by side, so the browser's style,
+// layout-tree and layout passes over a growing reply (each walks the
+// children of a box with a dirty child) stay the size of a chunk.
+// The chunks are in groups (groupMax). An open code block goes line by
+// line: its complete lines are appended to its code element, before a
+// span holding the line still being typed.
+// When the text is complete, Finish renders what remains: the page then
+// shows exactly Render(text), blocks for blocks (TestStreamEqualsRender
+// cuts every construct at every byte).
 //
 // Two things make a text render whole on every call instead: a link
 // reference definition (it turns "[x]" in blocks already shown into
@@ -47,15 +56,17 @@ import (
 //
 // A Stream is not safe for concurrent use.
 type Stream struct {
-	id    string // the container's id; the wrapper and tail ids derive from it
-	src   string // the text of the last call
-	done  int    // src[:done] is on the page as finished blocks
-	n     int    // the open wrapper is ID-o<n>
-	chunk int    // the open wrapper's chunk is ID-c<chunk>
-	held  int    // bytes of source finished in that chunk
-	open  string // the open wrapper's content as last sent
-	whole bool   // render the whole text every time (a link reference)
-	code  *openCode
+	id      string // the container's id; the wrapper and tail ids derive from it
+	src     string // the text of the last call
+	done    int    // src[:done] is on the page as finished blocks
+	n       int    // the open wrapper is ID-o<n>
+	chunk   int    // the open wrapper's chunk is ID-c<chunk>
+	group   int    // that chunk's group is ID-g<group>
+	inGroup int    // chunks in that group
+	held    int    // bytes of source finished in that chunk
+	open    string // the open wrapper's content as last sent
+	whole   bool   // render the whole text every time (a link reference)
+	code    *openCode
 }
 
 // Mode says what an Op does to the element with its ID.
@@ -92,7 +103,9 @@ func (s *Stream) Shell() string {
 // list), which Markdown never carries, and a frame of highlighted code
 // adds thousands; under data-ignore the scan stops at one closest() each.
 func (s *Stream) container(open string) string {
-	return `<div class="md-live" id="` + s.id + `" data-ignore>` + s.chunkHTML(open) + `</div>`
+	s.inGroup = 1
+	return `<div class="md-live" id="` + s.id + `" data-ignore><div class="md-group" id="` + s.groupID() + `">` +
+		s.chunkHTML(open) + `</div></div>`
 }
 
 // chunkMax is the source a chunk holds before the open wrapper moves on
@@ -102,6 +115,13 @@ func (s *Stream) container(open string) string {
 // the browser checks every full one against the screen each frame
 // (content-visibility: auto), so not tiny: 1 MiB is some 500 of them.
 const chunkMax = 2 << 10
+
+// groupMax is how many chunks a group holds. The browser checks every
+// chunk it may skip against the screen each frame: over 1 MiB of reply,
+// some 500 chunks, that check grew from 1.2 to 3.5 ms a frame. A full
+// group is skipped whole when away from the screen, so the page checks
+// the groups (some 30 a MiB) and the chunks of those near the screen.
+const groupMax = 16
 
 // chunkHTML is a new chunk holding the open wrapper with open.
 func (s *Stream) chunkHTML(open string) string {
@@ -155,24 +175,46 @@ func (s *Stream) finish(tail, complete string, doc ast.Node, b int) []Op {
 	if finished := Render(tail[:splits[0]]); finished != "" {
 		ops = append(ops, Op{Before, s.openID(), finished})
 	}
-	full, open := s.chunkID(), s.openID()
-	var chunks strings.Builder
+	full, group, open := s.chunkID(), s.groupID(), s.openID()
+	// The new chunks fill the open chunk's group, then new groups after it.
+	var chunks, groups strings.Builder
 	for i, at := range splits {
 		s.chunk++
-		chunks.WriteString(`<div class="md-chunk" id="` + s.chunkID() + `">`)
+		w := &chunks
+		if s.inGroup == groupMax || groups.Len() > 0 {
+			w = &groups
+			if s.inGroup == groupMax {
+				if groups.Len() > 0 {
+					groups.WriteString(`</div>`)
+				}
+				s.group++
+				s.inGroup = 0
+				groups.WriteString(`<div class="md-group" id="` + s.groupID() + `">`)
+			}
+		}
+		s.inGroup++
+		w.WriteString(`<div class="md-chunk" id="` + s.chunkID() + `">`)
 		if i+1 < len(splits) {
-			chunks.WriteString(Render(tail[at:splits[i+1]]))
+			w.WriteString(Render(tail[at:splits[i+1]]))
 		} else {
 			s.n++
-			chunks.WriteString(Render(tail[at:b]) + s.wrapper(""))
+			w.WriteString(Render(tail[at:b]) + s.wrapper(""))
 		}
-		chunks.WriteString(`</div>`)
+		w.WriteString(`</div>`)
 	}
 	s.held, s.open = b-splits[len(splits)-1], ""
-	return append(ops, Op{Remove, open, ""}, Op{After, full, chunks.String()})
+	ops = append(ops, Op{Remove, open, ""})
+	if chunks.Len() > 0 {
+		ops = append(ops, Op{After, full, chunks.String()})
+	}
+	if groups.Len() > 0 {
+		ops = append(ops, Op{After, group, groups.String() + `</div>`})
+	}
+	return ops
 }
 
 func (s *Stream) chunkID() string { return s.id + "-c" + strconv.Itoa(s.chunk) }
+func (s *Stream) groupID() string { return s.id + "-g" + strconv.Itoa(s.group) }
 func (s *Stream) openID() string  { return s.id + "-o" + strconv.Itoa(s.n) }
 func (s *Stream) tailID() string  { return s.openID() + "-tail" }
 
@@ -263,6 +305,7 @@ func (s *Stream) restart(text string) []Op {
 	s.src, s.done, s.code, s.held = text, 0, nil, 0
 	s.n++
 	s.chunk++
+	s.group++
 	s.open = Render(text)
 	if !s.whole {
 		if _, refs := parse(text); refs {

@@ -390,7 +390,7 @@ func (p *page) html() string {
 	return normal(p.t, p.raw())
 }
 
-// normal re-serialises s with md-live, md-chunk and md-open wrappers unwrapped and
+// normal re-serialises s with md-live, md-group, md-chunk and md-open wrappers unwrapped and
 // adjacent text nodes merged.
 func normal(t testing.TB, s string) string {
 	t.Helper()
@@ -410,7 +410,7 @@ func unwrap(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		unwrap(c)
-		if c.Type == html.ElementNode && c.Data == "div" && hasClass(c, "md-live", "md-chunk", "md-open") {
+		if c.Type == html.ElementNode && c.Data == "div" && hasClass(c, "md-live", "md-group", "md-chunk", "md-open") {
 			for g := c.FirstChild; g != nil; {
 				gn := g.NextSibling
 				c.RemoveChild(g)
@@ -530,6 +530,81 @@ func TestStreamChunks(t *testing.T) {
 	if got, want := p.html(), normal(t, Render(late)); got != want {
 		t.Fatal("restarted: the page differs from Render")
 	}
+}
+
+// A reply of many chunks keeps them in groups of groupMax, each full
+// group before the last, so that the page checks a group, not each of its
+// chunks, against the screen: at any deltas, every group but the last
+// holds groupMax chunks, the open block is in the last chunk of the last
+// group, and the page still ends as Render of the whole.
+func TestStreamGroups(t *testing.T) {
+	var doc strings.Builder
+	for i := 0; doc.Len() < (2*groupMax+3)*chunkMax; i++ {
+		fmt.Fprintf(&doc, "## Part %d\n\n", i)
+		for _, name := range []string{"paragraphs", "fenced go", "table", "lists"} {
+			doc.WriteString(streamCorpus[name])
+			doc.WriteString("\n\n")
+		}
+	}
+	text := doc.String()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, step := range []int{16, 700, 5000, 0, len(text)} {
+		p := newPage(t, "m-p0")
+		for k := 0; k < len(text); {
+			if step == 0 {
+				k += 1 + r.IntN(9000)
+			} else {
+				k += step
+			}
+			p.apply(p.s.Next(text[:min(k, len(text))]))
+			checkGroups(t, p, step, false)
+		}
+		p.apply(p.s.Finish(text))
+		if got, want := p.html(), normal(t, Render(text)); got != want {
+			t.Fatalf("step %d: the page differs from Render", step)
+		}
+		if groups := checkGroups(t, p, step, true); groups < 3 {
+			t.Fatalf("step %d: %d groups for %d bytes", step, groups, len(text))
+		}
+	}
+}
+
+// checkGroups checks the live container's groups as TestStreamGroups
+// says and returns how many there are.
+func checkGroups(t *testing.T, p *page, step int, done bool) int {
+	t.Helper()
+	live := byID(p.root, "m-p0")
+	var groups []*html.Node
+	for g := live.FirstChild; g != nil; g = g.NextSibling {
+		if g.Type != html.ElementNode || !hasClass(g, "md-group") {
+			t.Fatalf("step %d: the live container holds %q outside a group", step, g.Data)
+		}
+		groups = append(groups, g)
+	}
+	if len(groups) == 0 {
+		t.Fatalf("step %d: no group", step)
+	}
+	for i, g := range groups {
+		n := 0
+		for c := g.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode || !hasClass(c, "md-chunk") {
+				t.Fatalf("step %d: group %d holds %q outside a chunk", step, i, c.Data)
+			}
+			n++
+		}
+		if (i < len(groups)-1 && n != groupMax) || n < 1 || n > groupMax {
+			t.Fatalf("step %d: group %d of %d holds %d chunks", step, i, len(groups), n)
+		}
+	}
+	if !done {
+		last := groups[len(groups)-1].LastChild
+		for c := last.FirstChild; c != nil; c = c.NextSibling {
+			if c.NextSibling == nil && !hasClass(c, "md-open") {
+				t.Fatalf("step %d: the open block is not at the end of the last chunk", step)
+			}
+		}
+	}
+	return len(groups)
 }
 
 // Long code blocks, highlighted or not, closed or left open at the end of
