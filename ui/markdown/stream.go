@@ -30,9 +30,8 @@ import (
 //	</div>
 //
 // The page lays it out as the bare blocks Render returns: the live and
-// open wrappers, the last group and its last chunk are display:
-// contents, and a full chunk or group is a plain block, which margins
-// collapse through (app.css). A block is finished once the next one has
+// open wrappers are display: contents, and a chunk or group is a plain
+// block, which margins collapse through (app.css). A block is finished once the next one has
 // begun: a top-level Markdown block never changes after that, so it is
 // rendered once and inserted before the open wrapper; only the open
 // block (the paragraph, list, table or quote still being written) is
@@ -110,10 +109,10 @@ func (s *Stream) container(open string) string {
 
 // chunkMax is the source a chunk holds before the open wrapper moves on
 // to a new one, at the next heading (finish): some ten blocks (250
-// elements) of a typical reply. A chunk that fills stops being display:
-// contents, and the browser makes its boxes again, so chunks are small;
-// the browser checks every full one against the screen each frame
-// (content-visibility: auto), so not tiny: 1 MiB is some 500 of them.
+// elements) of a typical reply. A chunk that fills is laid out again as
+// a box of its own (content-visibility: auto), so chunks are small; the
+// browser checks the full ones against the screen each frame, so not
+// tiny: 1 MiB is some 500 of them (groupMax).
 const chunkMax = 2 << 10
 
 // groupMax is how many chunks a group holds. The browser checks every
