@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/input"
 
 	"parley/agentcore/scripted"
@@ -23,8 +24,8 @@ const blocksReply = "# A heading\n\nSome *emphasis*, **strong**, `code`, ~~gone~
 	"    indented code\n    more of it\n\n" +
 	"Setext\n------\n\n---\n\n~~~\nplain fence\n~~~\n\n<b>not bold</b> & done.\n\n```python\ndef unclosed():\n    return 1"
 
-// bodyHTML is the reply's body as it lays out: the live wrappers (display:
-// contents) unwrapped and adjacent text merged.
+// bodyHTML is the reply's body as it lays out: the live wrappers
+// unwrapped and adjacent text merged.
 const bodyHTML = `() => {
 	const b = document.querySelector('#messages .msg-assistant .msg-body').cloneNode(true);
 	for (const w of b.querySelectorAll('.md-live, .md-group, .md-chunk, .md-open')) w.replaceWith(...w.childNodes);
@@ -139,30 +140,17 @@ func TestStreamedChunksLayOutAsBlocks(t *testing.T) {
 		pg.MustElement("#draft").MustInput("go")
 		pg.Keyboard.MustType(input.Enter)
 		waitJS(t, pg, `() => document.querySelector('#messages .msg-assistant[data-status=complete]') !== null`)
-		chunks := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-chunk')].map(c => getComputedStyle(c).contentVisibility)`).Arr()
-		contained := 0
-		for _, cv := range chunks {
-			if cv.String() == "auto" {
-				contained++
-			}
-		}
-		if len(chunks) < 5 || contained < len(chunks)-2 {
-			t.Fatalf("%s: %d chunks, %d of them contained", c.name, len(chunks), contained)
+		chunks, contained := containedOf(pg, ".md-chunk")
+		if chunks < 5 || contained < chunks-2 {
+			t.Fatalf("%s: %d chunks, %d of them contained", c.name, chunks, contained)
 		}
 		// The chunks are in groups, each full one (not the last) laid out
 		// on its own too (but the first, after a block).
-		groups := pg.MustEval(`() => [...document.querySelectorAll('#messages .md-group')].map(g => getComputedStyle(g).contentVisibility)`).Arr()
-		full := 0
-		for _, cv := range groups {
-			if cv.String() == "auto" {
-				full++
-			}
-		}
-		if len(groups) < 3 || full < len(groups)-2 {
-			t.Fatalf("%s: %d groups, %d of them contained", c.name, len(groups), full)
+		if groups, full := containedOf(pg, ".md-group"); groups < 3 || full < groups-2 {
+			t.Fatalf("%s: %d groups, %d of them contained", c.name, groups, full)
 		}
 		// Every chunk has style containment from the start, the one still
-		// filling (display: contents) too: an element whose style
+		// filling too: an element whose style
 		// containment changes makes Chromium walk the whole document for
 		// its counters, and a chunk filling up every frame made each frame
 		// of a long reply cost more than the one before.
@@ -184,6 +172,18 @@ func TestStreamedChunksLayOutAsBlocks(t *testing.T) {
 		}
 		pg.MustClose()
 	}
+}
+
+// containedOf counts the reply's elements that match selector, and those
+// of them laid out only near the screen (content-visibility: auto).
+func containedOf(pg *rod.Page, selector string) (all, contained int) {
+	for _, cv := range pg.MustEval(`(sel) => [...document.querySelectorAll('#messages ' + sel)].map(c => getComputedStyle(c).contentVisibility)`, selector).Arr() {
+		all++
+		if cv.String() == "auto" {
+			contained++
+		}
+	}
+	return all, contained
 }
 
 // blockTops lists where the reply's blocks begin in its body, and the

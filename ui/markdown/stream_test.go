@@ -483,11 +483,7 @@ func TestStreamChunks(t *testing.T) {
 	for _, step := range []int{1, 16, 700, 5000, 0, len(text)} {
 		p := newPage(t, "m-p0")
 		for k := 0; k < len(text); {
-			if step == 0 {
-				k += 1 + r.IntN(3000)
-			} else {
-				k += step
-			}
+			k = cut(k, step, r, 3000)
 			before := strings.Count(p.raw(), `class="md-chunk"`)
 			p.apply(p.s.Next(text[:min(k, len(text))]))
 			// Text of several chunks at once (a page behind a fast reply)
@@ -532,6 +528,15 @@ func TestStreamChunks(t *testing.T) {
 	}
 }
 
+// cut is where a test feeding a text to a Stream cuts it next after k:
+// step bytes on, or for step 0 a random 1 to most bytes on.
+func cut(k, step int, r *rand.Rand, most int) int {
+	if step == 0 {
+		return k + 1 + r.IntN(most)
+	}
+	return k + step
+}
+
 // A reply of many chunks keeps them in groups of groupMax, each full
 // group before the last, so that the page checks a group, not each of its
 // chunks, against the screen: at any deltas, every group but the last
@@ -551,11 +556,7 @@ func TestStreamGroups(t *testing.T) {
 	for _, step := range []int{16, 700, 5000, 0, len(text)} {
 		p := newPage(t, "m-p0")
 		for k := 0; k < len(text); {
-			if step == 0 {
-				k += 1 + r.IntN(9000)
-			} else {
-				k += step
-			}
+			k = cut(k, step, r, 9000)
 			p.apply(p.s.Next(text[:min(k, len(text))]))
 			checkGroups(t, p, step, false)
 		}
@@ -635,11 +636,7 @@ func TestStreamLongCodeChunks(t *testing.T) {
 		for _, step := range []int{1, 7, 64, 1000, 0} {
 			p := newPage(t, "m-p0")
 			for k := 0; k < len(doc); {
-				if step == 0 {
-					k += 1 + r.IntN(2500)
-				} else {
-					k += step
-				}
+				k = cut(k, step, r, 2500)
 				p.apply(p.s.Next(doc[:min(k, len(doc))]))
 			}
 			p.apply(p.s.Finish(doc))
