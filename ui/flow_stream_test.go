@@ -81,3 +81,53 @@ func TestStreamFlowControl(t *testing.T) {
 
 // ackTimeout is ui's (flow.go).
 const ackTimeout = 500 * time.Millisecond
+
+// What follows a text the page is behind (a tool's card, a question)
+// waits for the text: the card comes after the text's last paragraph, not
+// before it, below text still to come (a question a reader scrolled to
+// was pushed away, and the view followed it as the text grew).
+func TestStreamHoldsWhatFollowsText(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 40<<10; i++ {
+		fmt.Fprintf(&b, "Paragraph %d, long enough to be a line of a real reply.\n\n", i)
+	}
+	text := b.String()
+	last := text[strings.LastIndex(strings.TrimSuffix(text, "\n\n"), "Paragraph "):]
+	last = last[:strings.IndexByte(last, ',')]
+	ackURL := regexp.MustCompile(`parleyAck\(([^)]*)\)`)
+	e := newAPIEnv(t)
+	th := e.thread()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	lines := make(chan streamLine, 4096)
+	e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
+	e.model.Push(scripted.Reply{Text: text, ChunkSize: 10 << 10, ToolCalls: []scripted.ToolCall{{Name: "weather", Args: `{"city":"Oslo"}`}}})
+	if code, body := e.post("/t/"+th+"/send", `{"draft":"go"}`); code != 200 {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	seen := false
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case l := <-lines:
+			if m := ackURL.FindStringSubmatch(l.text); m != nil {
+				var u string
+				if _, err := fmt.Sscanf(html.UnescapeString(m[1]), "%q", &u); err != nil {
+					t.Fatalf("ack url %s: %v", m[1], err)
+				}
+				if code, _ := e.post(u, ""); code != 204 {
+					t.Fatalf("ack: %d", code)
+				}
+			}
+			seen = seen || strings.Contains(l.text, last+",")
+			if strings.Contains(l.text, `data-tool-name="weather"`) {
+				if !seen {
+					t.Fatalf("the card came before the text's last paragraph (%s)", last)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no card after 30 s (the last paragraph seen: %v)", seen)
+		}
+	}
+}

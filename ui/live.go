@@ -186,6 +186,12 @@ func (v *chatStream) updateLive(lr *liveReply, pieces []piece, final bool) (bool
 			if err := v.nextText(lp, p.text, final); err != nil {
 				return false, err
 			}
+			if lp.shown < len(p.text) {
+				// The page is behind this text: what follows it (a card, a
+				// question) waits for it, so that nothing appears below
+				// text still to come and is pushed down as it does.
+				return true, nil
+			}
 			continue
 		}
 		part := p.view
