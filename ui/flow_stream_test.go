@@ -17,20 +17,10 @@ import (
 // the next frame at once; one that never answers still gets the whole
 // reply, each frame after ackTimeout: a lost answer never stalls a stream.
 func TestStreamFlowControl(t *testing.T) {
-	var b strings.Builder
-	for i := 0; b.Len() < 40<<10; i++ {
-		fmt.Fprintf(&b, "Paragraph %d, long enough to be a line of a real reply.\n\n", i)
-	}
-	text := b.String()
-	ackURL := regexp.MustCompile(`parleyAck\(([^)]*)\)`)
+	text := paragraphs(40 << 10)
 	for _, answer := range []bool{true, false} {
 		t.Run(fmt.Sprintf("answer=%v", answer), func(t *testing.T) {
-			e := newAPIEnv(t)
-			th := e.thread()
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			lines := make(chan streamLine, 4096)
-			e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
+			e, th, lines := watchedThread(t)
 			// In pieces larger than the page's pace, so that it is behind
 			// however fast the machine: every paced frame waits for it.
 			var pieces []string
@@ -48,16 +38,10 @@ func TestStreamFlowControl(t *testing.T) {
 			for {
 				select {
 				case l := <-lines:
-					if m := ackURL.FindStringSubmatch(l.text); m != nil {
+					if u := ackOf(t, l.text); u != "" {
 						asked++
 						if answer {
-							var u string
-							if _, err := fmt.Sscanf(html.UnescapeString(m[1]), "%q", &u); err != nil {
-								t.Fatalf("ack url %s: %v", m[1], err)
-							}
-							if code, _ := e.post(u, ""); code != 204 {
-								t.Fatalf("ack: %d", code)
-							}
+							acknowledge(t, e, u)
 						}
 					}
 					if strings.Contains(l.text, "msg-assistant status-complete") {
@@ -87,20 +71,10 @@ const ackTimeout = 500 * time.Millisecond
 // before it, below text still to come (a question a reader scrolled to
 // was pushed away, and the view followed it as the text grew).
 func TestStreamHoldsWhatFollowsText(t *testing.T) {
-	var b strings.Builder
-	for i := 0; b.Len() < 40<<10; i++ {
-		fmt.Fprintf(&b, "Paragraph %d, long enough to be a line of a real reply.\n\n", i)
-	}
-	text := b.String()
+	text := paragraphs(40 << 10)
 	last := text[strings.LastIndex(strings.TrimSuffix(text, "\n\n"), "Paragraph "):]
 	last = last[:strings.IndexByte(last, ',')]
-	ackURL := regexp.MustCompile(`parleyAck\(([^)]*)\)`)
-	e := newAPIEnv(t)
-	th := e.thread()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	lines := make(chan streamLine, 4096)
-	e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
+	e, th, lines := watchedThread(t)
 	e.model.Push(scripted.Reply{Text: text, ChunkSize: 10 << 10, ToolCalls: []scripted.ToolCall{{Name: "weather", Args: `{"city":"Oslo"}`}}})
 	if code, body := e.post("/t/"+th+"/send", `{"draft":"go"}`); code != 200 {
 		t.Fatalf("send: %d %s", code, body)
@@ -110,14 +84,8 @@ func TestStreamHoldsWhatFollowsText(t *testing.T) {
 	for {
 		select {
 		case l := <-lines:
-			if m := ackURL.FindStringSubmatch(l.text); m != nil {
-				var u string
-				if _, err := fmt.Sscanf(html.UnescapeString(m[1]), "%q", &u); err != nil {
-					t.Fatalf("ack url %s: %v", m[1], err)
-				}
-				if code, _ := e.post(u, ""); code != 204 {
-					t.Fatalf("ack: %d", code)
-				}
+			if u := ackOf(t, l.text); u != "" {
+				acknowledge(t, e, u)
 			}
 			seen = seen || strings.Contains(l.text, last+",")
 			if strings.Contains(l.text, `data-tool-name="weather"`) {
@@ -129,5 +97,51 @@ func TestStreamHoldsWhatFollowsText(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no card after 30 s (the last paragraph seen: %v)", seen)
 		}
+	}
+}
+
+// paragraphs is about size bytes of numbered paragraphs.
+func paragraphs(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "Paragraph %d, long enough to be a line of a real reply.\n\n", i)
+	}
+	return b.String()
+}
+
+// watchedThread is a new thread with its page's stream open: each line the
+// stream sends arrives on lines, until the test ends.
+func watchedThread(t *testing.T) (*apiEnv, string, chan streamLine) {
+	e := newAPIEnv(t)
+	th := e.thread()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	lines := make(chan streamLine, 4096)
+	e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
+	return e, th, lines
+}
+
+var ackURL = regexp.MustCompile(`parleyAck\(([^)]*)\)`)
+
+// ackOf is the acknowledgement URL a stream line asks the page to post,
+// or "".
+func ackOf(t *testing.T, line string) string {
+	t.Helper()
+	m := ackURL.FindStringSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	var u string
+	if _, err := fmt.Sscanf(html.UnescapeString(m[1]), "%q", &u); err != nil {
+		t.Fatalf("ack url %s: %v", m[1], err)
+	}
+	return u
+}
+
+// acknowledge posts the page's acknowledgement u.
+func acknowledge(t *testing.T, e *apiEnv, u string) {
+	t.Helper()
+	if code, _ := e.post(u, ""); code != 204 {
+		t.Fatalf("ack: %d", code)
 	}
 }
