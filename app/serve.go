@@ -23,6 +23,9 @@ const shutdownGrace = 5 * time.Second
 func serveCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := lowerPriority(serveNice); err != nil {
+		fmt.Fprintf(stderr, "parley: could not lower the server's priority below the browser's (%v); it runs at its own\n", err)
+	}
 	return runServe(ctx, args, stdout, stderr)
 }
 

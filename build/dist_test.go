@@ -264,4 +264,19 @@ func serveFirstAnswer(t *testing.T, bin string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET / with the token: %d, want 200", resp.StatusCode)
 	}
+	// The server runs below the browser (app.serveNice), every thread of it.
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", cmd.Process.Pid, task.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		if fields := strings.Fields(rest); len(fields) < 17 || fields[16] != "10" {
+			t.Errorf("parley serve's thread %s does not run at nice 10: stat %q", task.Name(), stat)
+		}
+	}
 }
