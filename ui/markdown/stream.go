@@ -526,6 +526,7 @@ func (s *Stream) codeLines(final bool) []Op {
 		closed, after = true, len(src)
 	}
 	var ops []Op
+	whole := "" // the closed block's HTML, highlighted whole
 	// plainAll is the block's code so far as plain HTML, for addLines.
 	plainAll := func() string { return codeHTML(codeBlock{code: s.codeText(src[c.fence0():send])}) }
 	if send > c.next {
@@ -561,6 +562,18 @@ func (s *Stream) codeLines(final bool) []Op {
 			c.body.WriteString(body)
 			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, body, true))})
 			c.tail = ""
+		case c.hl && closed:
+			// The last lines of a block highlighted line by line: the block
+			// is highlighted whole now (below), and when what the page has
+			// begins it, the rest of it is these lines, as the whole block
+			// colours them; else the block is sent again whole. Highlighting
+			// them alone as well was a third of a fast reply's highlighting.
+			whole = codeHTML(codeBlock{lang: c.lang, code: s.codeText(src[c.fence0():send]), final: true})
+			c.size += len(code)
+			if rest, ok := strings.CutPrefix(whole, c.body.String()); ok {
+				c.body.WriteString(rest)
+				ops = append(ops, s.addLines(c, rest, c.body.String)...)
+			}
 		default:
 			lang := ""
 			if c.hl {
@@ -595,12 +608,13 @@ func (s *Stream) codeLines(final bool) []Op {
 	// The block is complete: src[c.start:after] is its source.
 	ops = append(ops, Op{Remove, s.tailID(), ""})
 	if c.hl {
-		code := s.codeText(src[c.fence0():send])
-		final := codeHTML(codeBlock{lang: c.lang, code: code, final: true})
-		if c.plain || final != c.body.String() {
+		if whole == "" {
+			whole = codeHTML(codeBlock{lang: c.lang, code: s.codeText(src[c.fence0():send]), final: true})
+		}
+		if c.plain || whole != c.body.String() {
 			// Lines went out plain, or a token that spans lines (a raw
 			// string, a block comment) highlights differently line by line.
-			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, final, false))})
+			ops = append(ops, Op{Replace, s.openID(), s.wrapper(s.codeFrame(c, whole, false))})
 		}
 	}
 	s.code = nil
