@@ -278,9 +278,10 @@ func prettyJSON(raw json.RawMessage) string {
 	return unescapeJSON(b.Bytes())
 }
 
-// unescapeJSON writes the \uXXXX escapes of printable characters inside
-// the strings of valid JSON as the characters; quotes, backslashes and
-// control characters stay escaped, so the text is still JSON.
+// unescapeJSON writes the \u escapes (four hex digits) of printable
+// characters inside the strings of valid JSON as the characters; quotes,
+// backslashes and control characters stay escaped, so the text is still
+// JSON.
 func unescapeJSON(s []byte) string {
 	var out strings.Builder
 	out.Grow(len(s))
@@ -308,8 +309,9 @@ func unescapeJSON(s []byte) string {
 	return out.String()
 }
 
-// decodeEscape reads \uXXXX (or a surrogate pair) at the start of s: the
-// character and the bytes read, or n == 0 when it must stay escaped.
+// decodeEscape reads a \u escape of four hex digits (or a surrogate pair)
+// at the start of s: the character and the bytes read, or n == 0 when it
+// must stay escaped.
 func decodeEscape(s []byte) (r rune, n int) {
 	hex := func(b []byte) (rune, bool) {
 		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {

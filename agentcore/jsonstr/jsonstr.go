@@ -155,7 +155,7 @@ func unescape(dst, s []byte) (int, bool) {
 	return w, true
 }
 
-// hex4 is the rune of the \uXXXX at the start of s, or -1.
+// hex4 is the rune of the \u escape (four hex digits) at the start of s, or -1.
 func hex4(s []byte) rune {
 	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
 		return -1
