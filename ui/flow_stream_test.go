@@ -28,16 +28,31 @@ func TestStreamFlowControl(t *testing.T) {
 				n := min(len(rest), 10<<10)
 				pieces, rest = append(pieces, rest[:n]), rest[n:]
 			}
-			e.model.Push(scripted.Reply{Text: text, Tokens: pieces})
+			// The rest waits until the page has the reply's first frame: a
+			// run that ended before the stream's first frame (a starved
+			// machine, four pieces) would come whole, no frame paced.
+			shown := make(chan struct{})
+			e.model.Push(scripted.Reply{Text: text, Tokens: pieces, OnChunk: func(i int, _ string, _ time.Time) {
+				if i == 0 {
+					select {
+					case <-shown:
+					case <-time.After(10 * time.Second):
+					}
+				}
+			}})
 			start := time.Now()
 			if code, body := e.post("/t/"+th+"/send", `{"draft":"go"}`); code != 200 {
 				t.Fatalf("send: %d %s", code, body)
 			}
-			asked := 0
+			asked, isShown := 0, false
 			deadline := time.After(30 * time.Second)
 			for {
 				select {
 				case l := <-lines:
+					if !isShown && strings.Contains(l.text, "msg-assistant") {
+						close(shown)
+						isShown = true
+					}
 					if u := ackOf(t, l.text); u != "" {
 						asked++
 						if answer {
@@ -110,7 +125,10 @@ func paragraphs(size int) string {
 }
 
 // watchedThread is a new thread with its page's stream open: each line the
-// stream sends arrives on lines, until the test ends.
+// stream sends arrives on lines, until the test ends. It returns once the
+// stream has sent the thread's state (empty), as a page has it before its
+// reader types: a reply sent sooner shows in that state as far as it got,
+// and what follows it is not paced from its start.
 func watchedThread(t *testing.T) (*apiEnv, string, chan streamLine) {
 	e := newAPIEnv(t)
 	th := e.thread()
@@ -118,7 +136,17 @@ func watchedThread(t *testing.T) (*apiEnv, string, chan streamLine) {
 	t.Cleanup(cancel)
 	lines := make(chan streamLine, 4096)
 	e.openStream(ctx, 0, "/t/"+th+"/stream", lines)
-	return e, th, lines
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l.text, `id="messages-empty"`) {
+				return e, th, lines
+			}
+		case <-deadline:
+			t.Fatal("the stream sent no state of the new thread in 10 s")
+		}
+	}
 }
 
 var ackURL = regexp.MustCompile(`parleyAck\(([^)]*)\)`)
